@@ -1,0 +1,26 @@
+/** The one mapping from error code to HTTP status (ARCHITECTURE.md, "Errors"). */
+export const ERROR_STATUS = {
+  VALIDATION_FAILED: 400,
+  BAD_REQUEST: 400,
+  UNAUTHENTICATED: 401,
+  INSUFFICIENT_BALANCE: 402,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  ROUTE_NOT_FOUND: 404,
+  CONFLICT: 409,
+  INVALID_STATE: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  RATE_LIMITED: 429,
+  INTERNAL: 500,
+  UNAVAILABLE: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === 'string' && Object.prototype.hasOwnProperty.call(ERROR_STATUS, value);
+}
+
+export function statusOf(code: string | undefined): number {
+  return isErrorCode(code) ? ERROR_STATUS[code] : 500;
+}

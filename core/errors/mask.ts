@@ -1,0 +1,67 @@
+import type { GraphQLFormattedError } from 'graphql';
+import { DomainError } from './domain-error';
+import { isErrorCode, type ErrorCode } from './error-codes';
+
+/** Codes that GraphQL servers raise for a caller's mistake, mapped onto ours. */
+const FRAMEWORK_CODES: Record<string, ErrorCode> = {
+  GRAPHQL_PARSE_FAILED: 'BAD_REQUEST',
+  GRAPHQL_VALIDATION_FAILED: 'VALIDATION_FAILED',
+  BAD_USER_INPUT: 'VALIDATION_FAILED',
+  BAD_REQUEST: 'BAD_REQUEST',
+  PERSISTED_QUERY_NOT_FOUND: 'BAD_REQUEST',
+  PERSISTED_QUERY_NOT_SUPPORTED: 'BAD_REQUEST',
+  OPERATION_RESOLUTION_FAILURE: 'BAD_REQUEST',
+};
+
+export interface MaskOptions {
+  /** Keep the original message of unexpected errors (development only). @defaultValue false */
+  exposeInternals?: boolean;
+  /** Called with every error that gets masked, for logging. */
+  onInternal?: (error: unknown) => void;
+}
+
+/**
+ * Error masking (envelop's useMaskedErrors, as an Apollo `formatError`): domain errors keep
+ * their code, message and details; framework errors of the caller become VALIDATION_FAILED or
+ * BAD_REQUEST; anything else becomes INTERNAL with no internals.
+ */
+export function maskError(formatted: GraphQLFormattedError, error: unknown, options: MaskOptions = {}): GraphQLFormattedError {
+  const original = originalOf(error);
+  if (original instanceof DomainError) {
+    return {
+      message: original.message,
+      path: formatted.path,
+      extensions: { code: original.code, ...(original.details ? { details: original.details } : {}) },
+    };
+  }
+  const code = formatted.extensions?.code;
+  if (isErrorCode(code) && code !== 'INTERNAL') {
+    // Already one of ours (for example a subgraph's error relayed by the gateway).
+    const details = formatted.extensions?.details;
+    return { message: formatted.message, path: formatted.path, extensions: { code, ...(details ? { details } : {}) } };
+  }
+  if (typeof code === 'string' && FRAMEWORK_CODES[code]) {
+    const validationErrors = (formatted.extensions as Record<string, unknown> | undefined)?.validationErrors;
+    return {
+      message: formatted.message,
+      locations: formatted.locations,
+      path: formatted.path,
+      extensions: { code: FRAMEWORK_CODES[code], ...(validationErrors ? { details: { validationErrors } } : {}) },
+    };
+  }
+  options.onInternal?.(original ?? error);
+  return {
+    message: options.exposeInternals ? formatted.message : 'Internal server error',
+    path: formatted.path,
+    extensions: { code: 'INTERNAL' },
+  };
+}
+
+function originalOf(error: unknown): unknown {
+  let current = error as { originalError?: unknown } | undefined;
+  // GraphQLError wraps the thrown error, sometimes twice (located errors).
+  for (let i = 0; i < 3 && current && typeof current === 'object' && 'originalError' in current && current.originalError; i++) {
+    current = current.originalError as { originalError?: unknown };
+  }
+  return current;
+}

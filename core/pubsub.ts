@@ -1,0 +1,72 @@
+import { createPubSub } from '@graphql-yoga/subscription';
+import { createRedisEventTarget } from '@graphql-yoga/redis-event-target';
+import type { PubSub as TypeGraphQLPubSub } from 'type-graphql';
+import { createRedis, type Redis } from './redis';
+
+/** Topics of live events, in one place so publishers and subscribers agree. */
+export const TOPICS = {
+  /** A workspace's members changed; payload WorkspaceMembershipEvent, id = workspace id. */
+  workspaceMembership: 'identity.workspace-membership',
+  /** A principal's cached form is stale (membership, key revoked, user changed). */
+  principalChanged: 'identity.principal-changed',
+} as const;
+
+export interface PlatformPubSub {
+  /** What type-graphql's `buildSchema({ pubSub })` takes. */
+  readonly graphql: TypeGraphQLPubSub;
+  publish(topic: string, payload: unknown, id?: string): void;
+  /** Calls `handler` for every event of the topic until the returned function is called. */
+  on<T = unknown>(topic: string, handler: (payload: T) => void, id?: string): () => void;
+  close(): Promise<void>;
+}
+
+/**
+ * Live events over Redis pub/sub: workers and services publish, subscription resolvers in any
+ * process receive. Every channel is prefixed, so deployments sharing a Redis do not mix.
+ */
+export function createPlatformPubSub(redisUrl: string, prefix: string): PlatformPubSub {
+  const publishClient: Redis = createRedis(redisUrl);
+  const subscribeClient: Redis = createRedis(redisUrl);
+  const inner = createPubSub({ eventTarget: createRedisEventTarget({ publishClient, subscribeClient }) });
+  const channel = (topic: string) => `${prefix}:${topic}`;
+  const innerAny = inner as unknown as {
+    publish(routingKey: string, ...args: unknown[]): void;
+    subscribe(routingKey: string, id?: unknown): AsyncIterable<unknown> & { return?: () => Promise<unknown> };
+  };
+
+  const graphql: TypeGraphQLPubSub = {
+    publish: (routingKey: string, ...args: unknown[]) => innerAny.publish(channel(routingKey), ...args),
+    subscribe: (routingKey: string, dynamicId?: unknown) => innerAny.subscribe(channel(routingKey), dynamicId),
+  };
+
+  return {
+    graphql,
+    publish(topic, payload, id) {
+      if (id === undefined) innerAny.publish(channel(topic), payload);
+      else innerAny.publish(channel(topic), id, payload);
+    },
+    on(topic, handler, id) {
+      const iterable = innerAny.subscribe(channel(topic), id);
+      const iterator = iterable[Symbol.asyncIterator]();
+      let stopped = false;
+      void (async () => {
+        while (!stopped) {
+          const next = await iterator.next();
+          if (next.done) return;
+          try {
+            handler(next.value as never);
+          } catch {
+            /* a handler's failure must not end the subscription */
+          }
+        }
+      })();
+      return () => {
+        stopped = true;
+        void iterator.return?.();
+      };
+    },
+    async close() {
+      await Promise.allSettled([publishClient.quit(), subscribeClient.quit()]);
+    },
+  };
+}

@@ -1,0 +1,69 @@
+import type { IResolvers } from '@graphql-tools/utils';
+import type { IncomingMessage } from 'node:http';
+import type { NonEmptyArray } from 'type-graphql';
+import type { DataSource, MixedList, EntitySchema } from 'typeorm';
+import type { PlatformConfig, SubgraphName } from '../config';
+import type { SubgraphContext } from '../context';
+import type { Logger } from '../logger';
+import type { PlatformPubSub } from '../pubsub';
+import type { Redis } from '../redis';
+import type { Envelope } from '../principal';
+
+/** What a process shares among the services it runs. */
+export interface PlatformRuntime {
+  config: PlatformConfig;
+  /** Resolved connection strings (the launcher may have started embedded ones). */
+  databaseUrl: string;
+  redisUrl: string;
+  pubsub: PlatformPubSub;
+  logger: Logger;
+  /** Receives every SQL statement of every subgraph; tests count queries with it. */
+  onQuery?: (subgraph: SubgraphName, sql: string) => void;
+}
+
+/** What a subgraph's services are built from. */
+export interface SubgraphDeps {
+  runtime: PlatformRuntime;
+  config: PlatformConfig;
+  dataSource: DataSource;
+  redis: Redis;
+  pubsub: PlatformPubSub;
+  logger: Logger;
+}
+
+/** A handler of a subgraph's internal HTTP API (`/internal/...`), called by the gateway and workers. */
+export type InternalRoute = (input: { body: unknown; envelope: Envelope; req: IncomingMessage }) => Promise<unknown>;
+
+/**
+ * Everything that makes a domain a subgraph. Every `subgraphs/<domain>/index.ts` exports one
+ * of these, so composition, the launcher and the tests treat all domains alike.
+ */
+export interface SubgraphDefinition<S = unknown, L = Record<string, unknown>> {
+  name: SubgraphName;
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
+  resolvers: NonEmptyArray<Function>;
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
+  orphanedTypes?: Function[];
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
+  entities: MixedList<Function | string | EntitySchema>;
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
+  migrations: MixedList<Function | string>;
+  /** Builds the domain's services once per process. */
+  createServices(deps: SubgraphDeps): S;
+  /** One instance per resolver class, constructed with the services (type-graphql's container). */
+  createResolvers(services: S): object[];
+  /** Per-request DataLoaders. */
+  createLoaders?(services: S): L;
+  /** `__resolveReference` and other resolvers type-graphql cannot express. */
+  referenceResolvers?: IResolvers<unknown, SubgraphContext<L>>;
+  /** `POST /internal/<name>` handlers. */
+  internalRoutes?(services: S): Record<string, InternalRoute>;
+  /** Runs after migrations, before the server listens (first-boot data, for example). */
+  onStart?(services: S, deps: SubgraphDeps): Promise<void>;
+  /** Runs on stop, before the database closes. */
+  onStop?(services: S): Promise<void>;
+}
+
+export function defineSubgraph<S, L extends Record<string, unknown> = Record<string, unknown>>(definition: SubgraphDefinition<S, L>): SubgraphDefinition<S, L> {
+  return definition;
+}

@@ -1,0 +1,3 @@
+export * from './define';
+export * from './server';
+export * from './build-schema';

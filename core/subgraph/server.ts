@@ -1,0 +1,239 @@
+import { ApolloServer, HeaderMap, type HTTPGraphQLRequest } from '@apollo/server';
+import type { GraphQLSchema } from 'graphql';
+import { useServer } from 'graphql-ws/use/ws';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer } from 'ws';
+import type { DataSource } from 'typeorm';
+import type { SubgraphContext } from '../context';
+import { openSubgraphDatabase } from '../database';
+import { DomainError } from '../errors';
+import { maskError } from '../errors/mask';
+import { errorBody, readBody, sendError, sendJson } from '../http';
+import { ENVELOPE_HEADER, verifyEnvelope, type Envelope } from '../principal';
+import { createRedis } from '../redis';
+import { buildFederatedSchema } from './build-schema';
+import type { PlatformRuntime, SubgraphDefinition, SubgraphDeps } from './define';
+
+export interface RunningSubgraph {
+  name: string;
+  /** HTTP GraphQL endpoint; the graphql-ws endpoint is the same path over ws://. */
+  url: string;
+  wsUrl: string;
+  schema: GraphQLSchema;
+  dataSource: DataSource;
+  /** Open graphql-ws connections (tests check that none leak). */
+  openSockets(): number;
+  stop(): Promise<void>;
+}
+
+/** The subgraph's schema alone, for composition: no database, no server. */
+export function buildSubgraphSchemaOnly(definition: SubgraphDefinition<any, any>, pubSub?: PlatformRuntime['pubsub']): Promise<GraphQLSchema> {
+  return buildFederatedSchema(
+    {
+      resolvers: definition.resolvers,
+      orphanedTypes: definition.orphanedTypes,
+      pubSub: pubSub?.graphql,
+      validate: false,
+    },
+    definition.referenceResolvers as never,
+  );
+}
+
+/**
+ * Starts a subgraph: migrates its schema, builds its services and GraphQL schema, and serves
+ * HTTP GraphQL, graphql-ws, /healthz, /readyz and its internal API on `port`. Every GraphQL
+ * and internal request must carry an envelope signed by the gateway, else 401.
+ */
+export async function startSubgraph<S, L extends Record<string, unknown>>(
+  definition: SubgraphDefinition<S, L>,
+  runtime: PlatformRuntime,
+  port = runtime.config.subgraphPorts[definition.name],
+): Promise<RunningSubgraph> {
+  const { config } = runtime;
+  const logger = runtime.logger.child({ service: definition.name });
+  const dataSource = await openSubgraphDatabase({
+    url: runtime.databaseUrl,
+    schema: definition.name,
+    entities: definition.entities,
+    migrations: definition.migrations,
+    onQuery: runtime.onQuery ? (sql) => runtime.onQuery!(definition.name, sql) : undefined,
+  });
+  const redis = createRedis(runtime.redisUrl);
+  const deps: SubgraphDeps = { runtime, config, dataSource, redis, pubsub: runtime.pubsub, logger };
+  const services = definition.createServices(deps);
+  const instances = new Map<unknown, object>(definition.createResolvers(services).map((instance) => [instance.constructor, instance]));
+
+  const schema = await buildFederatedSchema(
+    {
+      resolvers: definition.resolvers,
+      orphanedTypes: definition.orphanedTypes,
+      pubSub: runtime.pubsub.graphql,
+      validate: false,
+      container: {
+        get: (someClass: unknown) => {
+          const instance = instances.get(someClass);
+          if (!instance) throw new Error(`No instance registered for resolver ${(someClass as { name?: string }).name}`);
+          return instance;
+        },
+      },
+    },
+    definition.referenceResolvers as never,
+  );
+  await definition.onStart?.(services, deps);
+
+  const exposeInternals = config.env === 'development';
+  const apollo = new ApolloServer<SubgraphContext<L>>({
+    schema,
+    csrfPrevention: false, // only the gateway calls subgraphs, with a signed envelope
+    introspection: true,
+    includeStacktraceInErrorResponses: false,
+    formatError: (formatted, error) =>
+      maskError(formatted, error, { exposeInternals, onInternal: (err) => logger.error('unexpected error', { err }) }),
+  });
+  await apollo.start();
+
+  const contextOf = (envelope: Envelope): SubgraphContext<L> => ({
+    principal: envelope.principal,
+    requestId: envelope.requestId,
+    clientIp: envelope.clientIp,
+    workspaceHeader: envelope.workspaceHeader,
+    loaders: definition.createLoaders ? definition.createLoaders(services) : ({} as L),
+  });
+
+  const internalRoutes = definition.internalRoutes?.(services) ?? {};
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const url = req.url ?? '/';
+    const qIndex = url.indexOf('?');
+    const pathname = qIndex === -1 ? url : url.slice(0, qIndex);
+    if (pathname === '/healthz') return sendJson(res, 200, { status: 'ok', service: definition.name });
+    if (pathname === '/readyz') {
+      try {
+        await dataSource.query('SELECT 1');
+        return sendJson(res, 200, { status: 'ready', service: definition.name });
+      } catch {
+        return sendJson(res, 503, { status: 'unavailable', service: definition.name });
+      }
+    }
+    const envelope = verifyEnvelope(config.internalSigningSecret, req.headers[ENVELOPE_HEADER] as string | undefined);
+    const requestId = envelope?.requestId ?? 'none';
+    if (pathname === '/graphql') {
+      if (!envelope) {
+        return sendJson(res, 401, { errors: [{ message: 'Missing or invalid gateway signature', extensions: { code: 'UNAUTHENTICATED' } }] });
+      }
+      const raw = req.method === 'POST' ? await readBody(req, config.maxBodyBytes) : undefined;
+      const headers = new HeaderMap();
+      for (const [key, value] of Object.entries(req.headers)) {
+        if (value !== undefined) headers.set(key, Array.isArray(value) ? value.join(', ') : value);
+      }
+      let body: unknown;
+      if (raw) {
+        try {
+          body = JSON.parse(raw.toString('utf8'));
+        } catch {
+          return sendJson(res, 400, { errors: [{ message: 'Body is not valid JSON', extensions: { code: 'BAD_REQUEST' } }] });
+        }
+      }
+      const httpGraphQLRequest: HTTPGraphQLRequest = { method: req.method ?? 'GET', headers, search: qIndex === -1 ? '' : url.slice(qIndex + 1), body };
+      const response = await apollo.executeHTTPGraphQLRequest({ httpGraphQLRequest, context: async () => contextOf(envelope) });
+      for (const [key, value] of response.headers) res.setHeader(key, value);
+      res.statusCode = response.status ?? 200;
+      if (response.body.kind === 'complete') {
+        res.end(response.body.string);
+      } else {
+        for await (const chunk of response.body.asyncIterator) res.write(chunk);
+        res.end();
+      }
+      return;
+    }
+    if (pathname.startsWith('/internal/') && req.method === 'POST') {
+      const route = internalRoutes[pathname.slice('/internal/'.length)];
+      if (!route) return sendError(res, 'ROUTE_NOT_FOUND', `No internal route ${pathname}`, requestId);
+      if (!envelope) return sendError(res, 'UNAUTHENTICATED', 'Missing or invalid gateway signature', requestId);
+      const raw = await readBody(req, config.maxBodyBytes);
+      let body: unknown = {};
+      if (raw.length) {
+        try {
+          body = JSON.parse(raw.toString('utf8'));
+        } catch {
+          return sendError(res, 'BAD_REQUEST', 'Body is not valid JSON', requestId);
+        }
+      }
+      return sendJson(res, 200, { data: await route({ body, envelope, req }) });
+    }
+    return sendError(res, 'ROUTE_NOT_FOUND', `No route ${req.method} ${pathname}`, requestId);
+  };
+
+  const server: Server = createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      if (res.headersSent) return res.destroy();
+      if (err instanceof DomainError) return sendJson(res, err.status, errorBody(err.code, err.message, 'none', err.details));
+      logger.error('subgraph request failed', { err });
+      sendJson(res, 500, errorBody('INTERNAL', 'Internal server error', 'none'));
+    });
+  });
+  server.keepAliveTimeout = 65_000;
+
+  const wss = new WebSocketServer({ server, path: '/graphql', maxPayload: config.maxBodyBytes });
+  const wsCleanup = useServer<{ envelope?: string }, { envelope?: Envelope }>(
+    {
+      schema,
+      onConnect: (ctx) => {
+        const envelope = verifyEnvelope(config.internalSigningSecret, ctx.connectionParams?.envelope);
+        if (!envelope) return false;
+        ctx.extra.envelope = envelope;
+        return true;
+      },
+      context: (ctx) => contextOf(ctx.extra.envelope!),
+      onError: (_ctx, _id, _payload, errors) => {
+        for (const error of errors) logger.warn('subscription error', { message: error.message });
+      },
+    },
+    wss,
+  );
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, config.bindHost, () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  const host = config.bindHost === '0.0.0.0' ? '127.0.0.1' : config.bindHost;
+  const url = `http://${host}:${address.port}/graphql`;
+  logger.info('subgraph listening', { url });
+
+  let stopped: Promise<void> | undefined;
+  return {
+    name: definition.name,
+    url,
+    wsUrl: url.replace(/^http/, 'ws'),
+    schema,
+    dataSource,
+    openSockets: () => wss.clients.size,
+    stop() {
+      // Idempotent; every step runs even when one fails.
+      stopped ??= (async () => {
+        const steps: Array<() => Promise<unknown>> = [
+          () => wsCleanup.dispose(),
+          async () => {
+            for (const client of wss.clients) client.terminate();
+            await new Promise((resolve) => wss.close(() => resolve(undefined)));
+          },
+          () => new Promise((resolve) => { server.close(() => resolve(undefined)); server.closeAllConnections(); }),
+          () => apollo.stop(),
+          async () => definition.onStop?.(services),
+          () => redis.quit(),
+          () => dataSource.destroy(),
+        ];
+        for (const step of steps) {
+          try {
+            await step();
+          } catch (err) {
+            logger.warn('error while stopping', { err });
+          }
+        }
+      })();
+      return stopped;
+    },
+  };
+}
