@@ -46,8 +46,8 @@ export function pageResult<T>(data: T[], total: number, page: Page): PageResult<
  * The list shape `{ data, total, page, limit }` as a GraphQL object type, one per item type:
  * `@ObjectType() class SecretList extends PaginatedList(Secret) {}`.
  */
-export function PaginatedList<T>(itemClass: ClassType<T>) {
-  @ObjectType({ isAbstract: true })
+export function PaginatedList<T extends object>(itemClass: ClassType<T>) {
+  @ObjectType()
   abstract class PaginatedListClass {
     @Field(() => [itemClass])
     data: T[];

@@ -1,19 +1,246 @@
+import { ApolloGateway } from '@apollo/gateway';
+import { Supergraph } from '@apollo/federation-internals';
+import { ApolloServer, HeaderMap, type HTTPGraphQLRequest } from '@apollo/server';
+import { ApolloServerPluginLandingPageLocalDefault, ApolloServerPluginLandingPageProductionDefault } from '@apollo/server/plugin/landingPage/default';
+import { parse, print, type DocumentNode, type GraphQLSchema, type ExecutionResult, type GraphQLFormattedError } from 'graphql';
+import { readFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { SubgraphName } from '../core/config';
+import { DomainError } from '../core/errors';
+import { maskError } from '../core/errors/mask';
+import { readBody, sendError, sendJson } from '../core/http';
 import type { PlatformRuntime } from '../core/subgraph';
+import { createRestHandler, type RestExecutor } from '../rest-compat';
+import { Authenticator } from './auth';
+import { SUPERGRAPH_PATH } from './compose';
+import { buildContext, requestIdOf, type GatewayContext } from './context';
+import { SignedDataSource } from './data-source';
+import { costLimitRule, depthLimitRule } from './limits';
+import { createSubscriptionServer } from './subscriptions';
 
 export interface GatewayOptions {
   /** Where each subgraph's HTTP GraphQL endpoint is (ws:// is derived from it). */
   subgraphUrls: Record<SubgraphName, string>;
   /** Port of the edge; defaults to config.port. */
   port?: number;
+  /** Supergraph SDL; defaults to the committed gateway/supergraph.graphql. */
+  supergraphSdl?: string;
 }
 
 export interface RunningGateway {
   /** http://host:port of the edge (REST under /v1, GraphQL under /graphql). */
   url: string;
+  /** Upstream graphql-ws sockets open now (a test checks that none leak). */
+  upstreamSockets(): number;
   stop(): Promise<void>;
 }
 
-export async function startGateway(_runtime: PlatformRuntime, _options: GatewayOptions): Promise<RunningGateway> {
-  throw new Error('gateway: being written');
+/**
+ * The edge of the platform: @apollo/gateway over the committed supergraph at /graphql (HTTP and
+ * graphql-ws), the REST layer at /v1, and /healthz, /readyz. Authentication happens here, once
+ * per request, for both; subgraphs receive the principal in a signed envelope.
+ */
+export async function startGateway(runtime: PlatformRuntime, options: GatewayOptions): Promise<RunningGateway> {
+  const { config } = runtime;
+  const logger = runtime.logger.child({ service: 'gateway' });
+  const supergraphSdl = options.supergraphSdl ?? readFileSync(SUPERGRAPH_PATH, 'utf8');
+  const authenticator = new Authenticator({
+    jwtSecret: config.jwtSecret,
+    internalSigningSecret: config.internalSigningSecret,
+    identityUrl: options.subgraphUrls.identity.replace(/\/graphql$/, ''),
+    pubsub: runtime.pubsub,
+    logger,
+  });
+
+  const gateway = new ApolloGateway({
+    supergraphSdl,
+    buildService: ({ name }) => new SignedDataSource(options.subgraphUrls[name as SubgraphName], config.internalSigningSecret),
+    logger: { debug: () => undefined, info: () => undefined, warn: (m) => logger.warn(String(m)), error: (m) => logger.error(String(m)) },
+  });
+  const validationRules = [depthLimitRule(config.graphqlMaxDepth), costLimitRule(config.graphqlMaxCost)];
+  const development = config.env === 'development';
+  const apollo = new ApolloServer<GatewayContext>({
+    gateway,
+    csrfPrevention: true,
+    introspection: config.env !== 'production',
+    includeStacktraceInErrorResponses: false,
+    validationRules,
+    apollo: config.apolloKey ? { key: config.apolloKey, graphRef: config.apolloGraphRef } : undefined,
+    formatError: (formatted, error) => maskError(formatted, error, { exposeInternals: false, onInternal: (err) => logger.error('unexpected gateway error', { err }) }),
+    plugins: [
+      development ? ApolloServerPluginLandingPageLocalDefault({ embed: true, includeCookies: false }) : ApolloServerPluginLandingPageProductionDefault({ footer: false }),
+    ],
+  });
+  await apollo.start();
+  const schema = apiSchemaOf(supergraphSdl);
+
+  /** Operations over the socket and from the REST layer run through the same Apollo pipeline. */
+  const printed = new WeakMap<DocumentNode, string>();
+  const runOperation = async (
+    document: DocumentNode | string,
+    variables: Record<string, unknown> | undefined,
+    operationName: string | undefined,
+    contextValue: GatewayContext,
+  ): Promise<{ data?: Record<string, unknown> | null; errors?: ReadonlyArray<GraphQLFormattedError> }> => {
+    let query: string;
+    if (typeof document === 'string') query = document;
+    else {
+      query = printed.get(document) ?? print(document);
+      printed.set(document, query);
+    }
+    const response = await apollo.executeOperation({ query, variables, operationName }, { contextValue });
+    if (response.body.kind !== 'single') throw new Error('Incremental delivery is not supported here');
+    return response.body.singleResult;
+  };
+
+  const executeRest: RestExecutor = async ({ document, variables, operationName, req, requestId }) => {
+    let ctx: GatewayContext;
+    try {
+      ctx = await buildContext(authenticator, req, requestId);
+    } catch (err) {
+      return { errors: [errorOf(err)] };
+    }
+    return runOperation(document, variables, operationName, ctx);
+  };
+  const rest = createRestHandler({ config, logger, schema, execute: executeRest });
+
+  const subgraphWsUrls = Object.fromEntries(Object.entries(options.subgraphUrls).map(([name, url]) => [name, url.replace(/^http/, 'ws')]));
+  const subscriptions = createSubscriptionServer({
+    apiSchema: schema,
+    supergraph: parse(supergraphSdl),
+    subgraphWsUrls,
+    authenticator,
+    signingSecret: config.internalSigningSecret,
+    validationRules,
+    maxPayload: config.maxBodyBytes,
+    logger,
+    execute: (document, variables, operationName, ctx) =>
+      // A fresh copy per operation: the envelope is signed per operation, never reused stale.
+      runOperation(document, variables, operationName, { ...ctx, envelopeHeader: undefined }) as Promise<ExecutionResult>,
+  });
+
+  const handleGraphQL = async (req: IncomingMessage, res: ServerResponse, requestId: string, search: string) => {
+    let body: unknown;
+    if (req.method === 'POST') {
+      const raw = await readBody(req, config.maxBodyBytes);
+      try {
+        body = raw.length ? JSON.parse(raw.toString('utf8')) : undefined;
+      } catch {
+        return sendGraphQLError(res, 400, 'BAD_REQUEST', 'Body is not valid JSON');
+      }
+    }
+    let ctx: GatewayContext;
+    try {
+      ctx = await buildContext(authenticator, req, requestId);
+    } catch (err) {
+      const e = errorOf(err);
+      const code = String(e.extensions?.code);
+      return sendGraphQLError(res, code === 'UNAUTHENTICATED' ? 401 : 503, code, e.message);
+    }
+    const headers = new HeaderMap();
+    for (const [key, value] of Object.entries(req.headers)) {
+      if (value !== undefined) headers.set(key, Array.isArray(value) ? value.join(', ') : value);
+    }
+    const httpGraphQLRequest: HTTPGraphQLRequest = { method: req.method ?? 'GET', headers, search, body };
+    const response = await apollo.executeHTTPGraphQLRequest({ httpGraphQLRequest, context: async () => ctx });
+    for (const [key, value] of response.headers) res.setHeader(key, value);
+    res.statusCode = response.status ?? 200;
+    if (response.body.kind === 'complete') {
+      res.end(response.body.string);
+    } else {
+      for await (const chunk of response.body.asyncIterator) res.write(chunk);
+      res.end();
+    }
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const requestId = requestIdOf(req);
+    res.setHeader('x-request-id', requestId);
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const pathname = q === -1 ? url : url.slice(0, q);
+    try {
+      if (pathname === '/graphql') return await handleGraphQL(req, res, requestId, q === -1 ? '' : url.slice(q + 1));
+      if (pathname === '/v1' || pathname.startsWith('/v1/')) return await rest.handle(req, res, requestId);
+      if (pathname === '/healthz') return sendJson(res, 200, { status: 'ok', service: 'gateway' });
+      if (pathname === '/readyz') return sendJson(res, ...(await readiness()));
+      return sendError(res, 'ROUTE_NOT_FOUND', `No route ${req.method} ${pathname}; the REST API is under /v1 and GraphQL at /graphql`, requestId);
+    } catch (err) {
+      if (res.headersSent) return void res.destroy();
+      if (err instanceof DomainError) return sendError(res, err.code, err.message, requestId, err.details);
+      logger.error('request failed', { err, requestId });
+      sendError(res, 'INTERNAL', 'Internal server error', requestId);
+    }
+  };
+
+  const readiness = async (): Promise<[number, unknown]> => {
+    const checks = await Promise.all(
+      Object.entries(options.subgraphUrls).map(async ([name, url]) => {
+        try {
+          const response = await fetch(url.replace(/\/graphql$/, '/healthz'), { signal: AbortSignal.timeout(2000) });
+          return [name, response.ok ? 'ok' : `status ${response.status}`] as const;
+        } catch {
+          return [name, 'unreachable'] as const;
+        }
+      }),
+    );
+    const ready = checks.every(([, state]) => state === 'ok');
+    return [ready ? 200 : 503, { status: ready ? 'ready' : 'unavailable', service: 'gateway', subgraphs: Object.fromEntries(checks) }];
+  };
+
+  const server = createServer((req, res) => void handle(req, res));
+  server.keepAliveTimeout = 65_000;
+  server.on('upgrade', (req, socket, head) => {
+    const pathname = (req.url ?? '/').split('?')[0];
+    if (pathname !== '/graphql') return socket.destroy();
+    subscriptions.wss.handleUpgrade(req, socket, head, (ws) => subscriptions.wss.emit('connection', ws, req));
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? config.port, config.bindHost, () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  const host = config.bindHost === '0.0.0.0' ? '127.0.0.1' : config.bindHost;
+  const url = `http://${host}:${address.port}`;
+  logger.info('gateway listening', { rest: `${url}/v1`, graphql: `${url}/graphql` });
+
+  let stopped: Promise<void> | undefined;
+  return {
+    url,
+    upstreamSockets: () => subscriptions.upstreamSockets(),
+    stop() {
+      stopped ??= (async () => {
+        const steps: Array<() => Promise<unknown>> = [
+          () => subscriptions.close(),
+          () => new Promise((resolve) => { server.close(() => resolve(undefined)); server.closeAllConnections(); }),
+          () => apollo.stop(),
+          async () => authenticator.close(),
+        ];
+        for (const step of steps) {
+          try {
+            await step();
+          } catch (err) {
+            logger.warn('error while stopping the gateway', { err });
+          }
+        }
+      })();
+      return stopped;
+    },
+  };
+}
+
+function errorOf(err: unknown): GraphQLFormattedError {
+  if (err instanceof DomainError) return { message: err.message, extensions: { code: err.code, ...(err.details ? { details: err.details } : {}) } };
+  return { message: 'Internal server error', extensions: { code: 'INTERNAL' } };
+}
+
+function sendGraphQLError(res: ServerResponse, status: number, code: string, message: string): void {
+  sendJson(res, status, { errors: [{ message, extensions: { code } }] }, status === 401 ? { 'www-authenticate': 'Bearer' } : {});
+}
+
+/** The schema clients see: the supergraph without federation's join machinery. */
+export function apiSchemaOf(supergraphSdl: string): GraphQLSchema {
+  return Supergraph.build(supergraphSdl).apiSchema().toGraphQLJSSchema();
 }

@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 import { Redis } from 'ioredis';
-import { TEST_PG_ADMIN_URL, TEST_REDIS_URL } from './harness';
+import { TEST_PG_ADMIN_URL, TEST_REDIS_URL } from './services';
 
 /** Fails the run at once, with a clear message, when PostgreSQL or Redis is not reachable. */
 export default async function globalSetup(): Promise<void> {

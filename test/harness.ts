@@ -3,9 +3,9 @@ import { SUBGRAPH_NAMES, loadConfig, type PlatformConfig, type ServiceName, type
 import { dropDatabase, ensureDatabase } from '../core/database';
 import { startPlatform, type RunningPlatform } from '../scripts/platform';
 
-/** PostgreSQL and Redis of the test machine (services on loopback; see .ci/run). */
-export const TEST_PG_ADMIN_URL = process.env.TEST_DATABASE_ADMIN_URL ?? 'postgres://root@127.0.0.1:5432/postgres';
-export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+import { TEST_PG_ADMIN_URL, TEST_REDIS_URL } from './services';
+
+export { TEST_PG_ADMIN_URL, TEST_REDIS_URL };
 
 export interface TestPlatform extends RunningPlatform {
   config: PlatformConfig;

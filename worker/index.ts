@@ -1,9 +1,161 @@
+import 'reflect-metadata';
+import { hostname } from 'node:os';
+import { setTimeout as delay } from 'node:timers/promises';
+import { UnrecoverableError, Worker, type Queue } from 'bullmq';
+import { QUEUE_NAMES, createQueue, type QueueName } from '../core/queues';
+import { createRedis, type Redis } from '../core/redis';
 import type { PlatformRuntime } from '../core/subgraph';
+import { PROCESSORS, SCHEDULES, type JobSchedule, type ProcessorContext, type ProcessorRegistry, type QueueProcessors } from './processors';
+import { createSubgraphDatabases } from './subgraph-databases';
+
+export interface WorkerOptions {
+  /**
+   * Processors by queue and job name; a queue without any gets no BullMQ Worker. Tests register
+   * their own processors here.
+   * @defaultValue PROCESSORS
+   */
+  processors?: ProcessorRegistry;
+  /** Job schedulers upserted at start; one whose job has no processor is skipped. @defaultValue SCHEDULES */
+  schedules?: JobSchedule[];
+  /** How long stop() waits for active jobs before aborting them and closing anyway. @defaultValue 30000 */
+  shutdownTimeoutMs?: number;
+}
 
 export interface RunningWorker {
+  /** Queues this process consumes, in QUEUE_NAMES order. */
+  queues: QueueName[];
+  /** Ids of the job schedulers upserted at start. */
+  schedulers: string[];
+  /** Stops taking jobs, waits for active ones (bounded), then closes queues and connections. Idempotent. */
   stop(): Promise<void>;
 }
 
-export async function startWorker(_runtime: PlatformRuntime): Promise<RunningWorker> {
-  throw new Error('worker: being written');
+interface ConsumedQueue {
+  name: QueueName;
+  worker: Worker;
+  /** Jobs whose processor is running now. */
+  active: () => number;
+}
+
+/**
+ * Starts the worker tier in this process: one BullMQ Worker per queue that has processors,
+ * all sharing one Redis connection (each Worker adds its own blocking one), and the job
+ * schedulers. Any number of such processes, on any hosts, share the queues.
+ */
+export async function startWorker(runtime: PlatformRuntime, options: WorkerOptions = {}): Promise<RunningWorker> {
+  const { config } = runtime;
+  const registry = options.processors ?? PROCESSORS;
+  const schedules = options.schedules ?? SCHEDULES;
+  const shutdownTimeoutMs = options.shutdownTimeoutMs ?? 30_000;
+  const logger = runtime.logger.child({ service: 'worker' });
+  const connection = createRedis(runtime.redisUrl);
+  const databases = createSubgraphDatabases(runtime);
+  const ctx: ProcessorContext = { runtime, config, logger, pubsub: runtime.pubsub, databases };
+
+  const consumed: ConsumedQueue[] = [];
+  const queues = new Map<QueueName, Queue>();
+  const schedulerIds: string[] = [];
+
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    // Idempotent; every step runs even when one fails.
+    stopping ??= (async () => {
+      const results = await Promise.allSettled(consumed.map((queue) => closeGracefully(queue, shutdownTimeoutMs, logger)));
+      const steps: Array<() => Promise<unknown>> = [
+        ...[...queues.values()].map((queue) => () => queue.close()),
+        () => databases.close(),
+        () => connection.quit(),
+      ];
+      for (const result of results) {
+        if (result.status === 'rejected') logger.warn('error while stopping a queue worker', { err: result.reason });
+      }
+      for (const step of steps) {
+        try {
+          await step();
+        } catch (err) {
+          logger.warn('error while stopping the worker', { err });
+        }
+      }
+    })();
+    return stopping;
+  };
+
+  try {
+    for (const name of QUEUE_NAMES) {
+      const processors = registry[name];
+      if (!processors || Object.keys(processors).length === 0) continue;
+      consumed.push(consumeQueue(name, processors, ctx, connection));
+    }
+    await Promise.all(consumed.map(({ worker }) => worker.waitUntilReady()));
+
+    for (const schedule of schedules) {
+      if (!registry[schedule.queue]?.[schedule.jobName]) {
+        logger.warn('schedule skipped: no processor for its job', { scheduler: schedule.id, queue: schedule.queue, job: schedule.jobName });
+        continue;
+      }
+      let queue = queues.get(schedule.queue);
+      if (!queue) {
+        queue = createQueue(schedule.queue, connection, config.redisPrefix);
+        queues.set(schedule.queue, queue);
+      }
+      await queue.upsertJobScheduler(schedule.id, schedule.repeat(config), { name: schedule.jobName });
+      schedulerIds.push(schedule.id);
+    }
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+
+  logger.info('worker started', { queues: consumed.map((q) => q.name), schedulers: schedulerIds, concurrency: config.workerConcurrency });
+  return { queues: consumed.map((q) => q.name), schedulers: schedulerIds, stop };
+}
+
+function consumeQueue(name: QueueName, processors: QueueProcessors, ctx: ProcessorContext, connection: Redis): ConsumedQueue {
+  const logger = ctx.logger.child({ queue: name });
+  let active = 0;
+  const worker = new Worker(
+    name,
+    async (job, _token, signal) => {
+      const processor = processors[job.name];
+      // Retrying cannot make a processor appear; fail the job for good.
+      if (!processor) throw new UnrecoverableError(`No processor for job "${job.name}" on queue "${name}"`);
+      active += 1;
+      try {
+        return await processor(job, ctx, signal);
+      } finally {
+        active -= 1;
+      }
+    },
+    {
+      connection,
+      prefix: `${ctx.config.redisPrefix}:bull`,
+      concurrency: ctx.config.workerConcurrency,
+      name: `${hostname()}:${process.pid}`,
+    },
+  );
+  worker.on('failed', (job, err) => {
+    const attempts = job?.opts.attempts ?? 1;
+    const final = !job || err instanceof UnrecoverableError || err.name === 'UnrecoverableError' || job.attemptsMade >= attempts;
+    logger.warn(final ? 'job failed' : 'job attempt failed, will retry', { job: job?.name, jobId: job?.id, attemptsMade: job?.attemptsMade, attempts, err });
+  });
+  // BullMQ reports connection and lock problems here; without a listener they would crash the process.
+  worker.on('error', (err) => logger.error('queue worker error', { err }));
+  return { name, worker, active: () => active };
+}
+
+/**
+ * Stops taking new jobs, waits up to `timeoutMs` for the active ones, then closes. Jobs still
+ * running then are aborted (their processors get the abort signal) and the worker is closed
+ * without waiting; their locks lapse and another worker retries them.
+ */
+async function closeGracefully(queue: ConsumedQueue, timeoutMs: number, logger: ProcessorContext['logger']): Promise<void> {
+  await queue.worker.pause(true);
+  const deadline = Date.now() + timeoutMs;
+  while (queue.active() > 0 && Date.now() < deadline) await delay(25);
+  const idle = queue.active() === 0;
+  if (!idle) {
+    logger.warn('jobs still active at shutdown, aborting them', { queue: queue.name, active: queue.active(), timeoutMs });
+    queue.worker.cancelAllJobs('worker shutting down');
+  }
+  await queue.worker.close(!idle);
 }

@@ -214,7 +214,7 @@ export async function startSubgraph<S, L extends Record<string, unknown>>(
       // Idempotent; every step runs even when one fails.
       stopped ??= (async () => {
         const steps: Array<() => Promise<unknown>> = [
-          () => wsCleanup.dispose(),
+          async () => wsCleanup.dispose(),
           async () => {
             for (const client of wss.clients) client.terminate();
             await new Promise((resolve) => wss.close(() => resolve(undefined)));

@@ -1,0 +1,185 @@
+/**
+ * bench/gateway: the same one-subgraph read measured four ways, side by side in one run on
+ * loopback:
+ *   direct   POST the query to the identity subgraph (signed envelope, as the gateway would)
+ *   gateway  POST the query to our gateway (auth, limits, planning, signing, one HTTP hop)
+ *   rest     GET /v1/auth/profile (REST layer → our gateway → subgraph): the same data
+ *   stock    POST the query to a stock @apollo/gateway in @apollo/server's standalone server
+ *            in front of the same subgraph (the baseline the issue quotes)
+ * Each is run saturated (requests/s, p50/p99) and at a fixed 200 requests/s (p50/p99), and
+ * ratios are reported. Every service runs in its own process, as docker-compose runs them;
+ * the load generator is autocannon in this process.
+ *
+ * Usage: npm run bench:gateway [-- --duration 10 --connections 16]
+ */
+import autocannon from 'autocannon';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { dropDatabase, ensureDatabase } from '../../core/database';
+import { REPO_ROOT } from '../../core/paths';
+import { ENVELOPE_HEADER, signEnvelope } from '../../core/principal';
+import { loadConfig } from '../../core/config';
+
+const args = process.argv.slice(2);
+const arg = (name: string, fallback: number) => {
+  const i = args.indexOf(`--${name}`);
+  return i === -1 ? fallback : Number(args[i + 1]);
+};
+const DURATION = arg('duration', 10);
+const CONNECTIONS = arg('connections', 16);
+const FIXED_RATE = 200;
+const PG_ADMIN = process.env.BENCH_DATABASE_ADMIN_URL ?? 'postgres://root@127.0.0.1:5432/postgres';
+const REDIS = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const PORTS = { identity: 14101, gateway: 14180, stock: 14190 };
+const QUERY = '{ profile { id username isAdmin defaultWorkspaceId totpEnabled createdAt updatedAt } }';
+
+interface Measure {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+}
+
+function start(name: string, script: string, env: Record<string, string>): ChildProcess {
+  const child = spawn(process.execPath, [path.join(REPO_ROOT, 'dist', script)], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  child.stderr!.on('data', (chunk: Buffer) => {
+    const text = chunk.toString();
+    if (/"level":"(error|warn)"|Error/.test(text)) process.stderr.write(`[${name}] ${text}`);
+  });
+  return child;
+}
+
+async function waitFor(url: string, timeoutMs = 60_000, anyAnswer = false): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      const response = await fetch(url);
+      if (response.ok || anyAnswer) return;
+    } catch {
+      /* not up yet */
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${url} did not come up`);
+}
+
+function run(opts: autocannon.Options): Promise<Measure> {
+  return new Promise((resolve, reject) => {
+    autocannon(opts, (err, result) => {
+      if (err) return reject(err);
+      resolve({
+        rps: result.requests.average,
+        p50: result.latency.p50,
+        p99: result.latency.p99,
+        errors: result.errors + result.timeouts,
+        non2xx: result.non2xx,
+      });
+    });
+  });
+}
+
+async function measure(name: string, request: Pick<autocannon.Options, 'url' | 'method' | 'headers' | 'body'>) {
+  // Warm-up: JIT, caches, query plans, connection pools.
+  await run({ ...request, connections: CONNECTIONS, duration: 3 });
+  const saturated = await run({ ...request, connections: CONNECTIONS, duration: DURATION });
+  const fixed = await run({ ...request, connections: 8, duration: DURATION, overallRate: FIXED_RATE });
+  console.log(`${name.padEnd(8)} saturated ${saturated.rps.toFixed(0)} req/s p50 ${saturated.p50} ms p99 ${saturated.p99} ms | @${FIXED_RATE}/s p50 ${fixed.p50} ms p99 ${fixed.p99} ms | errors ${saturated.errors + fixed.errors} non2xx ${saturated.non2xx + fixed.non2xx}`);
+  if (saturated.non2xx + fixed.non2xx + saturated.errors + fixed.errors > 0) throw new Error(`${name}: requests failed`);
+  return { saturated, fixed };
+}
+
+async function main(): Promise<void> {
+  const db = `bench_gateway_${process.pid}`;
+  await ensureDatabase(PG_ADMIN, db);
+  const databaseUrl = PG_ADMIN.replace(/\/[^/]*$/, `/${db}`);
+  const env = {
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'warn',
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: REDIS,
+    REDIS_PREFIX: db,
+    INTERNAL_SIGNING_SECRET: 'bench-internal-signing-secret-0123456789',
+    JWT_SECRET: 'bench-jwt-secret-0123456789-0123456789',
+    SECRETS_ENCRYPTION_KEY: Buffer.alloc(32, 3).toString('base64'),
+    PLATFORM_ADMIN_PASSWORD: 'bench-admin-password',
+    IDENTITY_SUBGRAPH_PORT: String(PORTS.identity),
+    IDENTITY_SUBGRAPH_URL: `http://127.0.0.1:${PORTS.identity}/graphql`,
+    // Rate limiting (when present) must not shape the benchmark.
+    RATE_LIMITS_DISABLED: 'true',
+  };
+  const children: ChildProcess[] = [];
+  try {
+    children.push(start('identity', 'scripts/start.js', { ...env, PLATFORM_SERVICES: 'identity' }));
+    await waitFor(`http://127.0.0.1:${PORTS.identity}/healthz`);
+    children.push(start('gateway', 'scripts/start.js', { ...env, PLATFORM_SERVICES: 'gateway', PORT: String(PORTS.gateway) }));
+    children.push(start('stock', 'bench/gateway/stock-gateway.js', { ...env, STOCK_PORT: String(PORTS.stock) }));
+    await waitFor(`http://127.0.0.1:${PORTS.gateway}/healthz`);
+    await waitFor(`http://127.0.0.1:${PORTS.stock}/`, 60_000, true);
+
+    const login = await fetch(`http://127.0.0.1:${PORTS.gateway}/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'admin', password: env.PLATFORM_ADMIN_PASSWORD }),
+    });
+    if (!login.ok) throw new Error(`login failed: ${login.status} ${await login.text()}`);
+    const { accessToken } = (await login.json()) as { accessToken: string };
+    const bearer = { authorization: `Bearer ${accessToken}` };
+
+    // The direct caller signs the envelope the gateway would send.
+    const config = loadConfig(env);
+    const principalResponse = await fetch(`http://127.0.0.1:${PORTS.identity}/internal/principal`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', [ENVELOPE_HEADER]: signEnvelope(config.internalSigningSecret, { principal: null, requestId: 'bench', clientIp: '', iat: Math.floor(Date.now() / 1000) }) },
+      body: JSON.stringify({ userId: JSON.parse(Buffer.from(accessToken.split('.')[1], 'base64url').toString()).sub }),
+    });
+    const principal = ((await principalResponse.json()) as { data: unknown }).data;
+    const envelopeHeader = () => signEnvelope(config.internalSigningSecret, { principal: principal as never, requestId: 'bench', clientIp: '127.0.0.1', iat: Math.floor(Date.now() / 1000) });
+
+    const body = JSON.stringify({ query: QUERY });
+    const json = { 'content-type': 'application/json' };
+    const direct = await measure('direct', { url: `http://127.0.0.1:${PORTS.identity}/graphql`, method: 'POST', headers: { ...json, [ENVELOPE_HEADER]: envelopeHeader() }, body });
+    const gateway = await measure('gateway', { url: `http://127.0.0.1:${PORTS.gateway}/graphql`, method: 'POST', headers: { ...json, ...bearer }, body });
+    const rest = await measure('rest', { url: `http://127.0.0.1:${PORTS.gateway}/v1/auth/profile`, method: 'GET', headers: bearer });
+    const stock = await measure('stock', { url: `http://127.0.0.1:${PORTS.stock}/`, method: 'POST', headers: { ...json, [ENVELOPE_HEADER]: envelopeHeader() }, body });
+
+    const ratio = (a: number, b: number) => (a / b).toFixed(2);
+    const lines = [
+      `## bench/gateway — ${new Date().toISOString().slice(0, 10)}`,
+      '',
+      `Command: \`npm run bench:gateway -- --duration ${DURATION} --connections ${CONNECTIONS}\``,
+      `Machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}; each service in its own process, autocannon in another, all on loopback.`,
+      `Query: \`${QUERY}\` (identity subgraph, one PostgreSQL read per request); REST: \`GET /v1/auth/profile\`.`,
+      '',
+      '| path | saturated req/s | p50 ms | p99 ms | @200 req/s p50 ms | @200 req/s p99 ms |',
+      '|---|---|---|---|---|---|',
+      ...Object.entries({ direct, gateway, rest, 'stock gateway': stock }).map(
+        ([name, m]) => `| ${name} | ${m.saturated.rps.toFixed(0)} | ${m.saturated.p50} | ${m.saturated.p99} | ${m.fixed.p50} | ${m.fixed.p99} |`,
+      ),
+      '',
+      `- gateway / direct throughput: **${ratio(gateway.saturated.rps, direct.saturated.rps)}** (target ≥ 0.5; stock gateway here: ${ratio(stock.saturated.rps, direct.saturated.rps)})`,
+      `- p50 added by the gateway at 200 req/s: **${(gateway.fixed.p50 - direct.fixed.p50).toFixed(2)} ms** (target ≤ 1 ms; stock: ${(stock.fixed.p50 - direct.fixed.p50).toFixed(2)} ms)`,
+      `- REST / GraphQL-through-gateway throughput: **${ratio(rest.saturated.rps, gateway.saturated.rps)}** (target ≥ 0.85)`,
+      '',
+    ];
+    console.log(lines.join('\n'));
+    const resultsPath = path.join(REPO_ROOT, 'bench', 'RESULTS.md');
+    if (!existsSync(resultsPath)) writeFileSync(resultsPath, '# Benchmark results\n\nNewest first within each benchmark; every entry says how it was run.\n\n');
+    const previous = readFileSync(resultsPath, 'utf8');
+    if (!args.includes('--no-write')) appendFileSync(resultsPath, `${previous.endsWith('\n') ? '' : '\n'}${lines.join('\n')}\n`);
+  } finally {
+    for (const child of children) child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 1000));
+    await dropDatabase(PG_ADMIN, db).catch(() => undefined);
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

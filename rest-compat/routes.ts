@@ -1,0 +1,341 @@
+/**
+ * The REST route table: every route of the spec (`/work/shared/spec`, "Endpoints"), each either
+ * served by one GraphQL root field or pending with the reason it is not served yet. This file is
+ * data only; `test/spec-routes.test.ts` checks it against the spec in both directions.
+ *
+ * - `path` is the spec's path, appended literally to the base URL `/v1` (so `/v1/vendor-proxy/...`
+ *   is served at `/v1/v1/vendor-proxy/...`). `{name}` is a path parameter; a trailing `*` matches
+ *   one or more further segments.
+ * - `method: '*'` stands for routes whose methods the spec does not give (TOTP, webhook triggers,
+ *   vendor proxy families).
+ * - `field` is `Query.x` or `Mutation.y`. Path parameters, query parameters and the keys of the
+ *   flat JSON body are the field's arguments, by name.
+ * - `status` is the success status (200 unless given). `public` routes need no credentials
+ *   (documentation only: the gateway decides).
+ */
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export interface RouteDefinition {
+  method: HttpMethod | '*';
+  path: string;
+  /** The GraphQL root field that serves the route. */
+  field?: `Query.${string}` | `Mutation.${string}`;
+  /** Success status. @defaultValue 200 */
+  status?: 200 | 201 | 202;
+  /** Served without credentials. @defaultValue false */
+  public?: boolean;
+  /** Why the route is not served yet, and the issue that will serve it. */
+  pending?: string;
+}
+
+const IDENTITY_EXTENSIONS = 'identity subgraph: not modelled yet (issue: identity extensions)';
+const IDP_REDIRECT = 'browser redirect flow of an identity provider: raw HTTP handler (issue: identity extensions)';
+const SESSIONS = 'sessions subgraph (issue: sessions)';
+const COMPUTE = 'compute subgraph (issue: compute)';
+const WORKFLOWS = 'workflows subgraph (issue: workflows)';
+const BILLING = 'billing subgraph (issue: billing)';
+const AI = 'ai subgraph (issue: ai gateway)';
+const ANALYTICS = 'analytics subgraph (issue: analytics)';
+const CAPTCHA = 'sessions subgraph, captcha (issue: sessions)';
+const PROXY_METERING = 'sessions subgraph, proxy metering (issue: sessions)';
+const RAW_INGEST = 'raw HTTP ingest route for in-container callers (issue: sessions)';
+const RAW_UPLOAD = 'multipart or ZIP upload: raw HTTP handler (issue: raw routes)';
+const RAW_DOWNLOAD = 'file download: raw HTTP handler (issue: raw routes)';
+const RAW_SSE = 'server-sent event stream: raw HTTP handler (issue: raw routes)';
+const RAW_WEBHOOK = 'webhook trigger: raw HTTP handler (issue: workflows)';
+const RAW_VENDOR_PROXY = 'vendor-compatible AI proxy: raw HTTP handler (issue: ai gateway)';
+const RAW_VENDOR_OAUTH = 'vendor OAuth flow: raw HTTP handler (issue: ai gateway)';
+const RAW_SCRIPT = 'JavaScript served to browsers: raw HTTP handler (issue: analytics)';
+const RAW_TELEMETRY = 'telemetry sink without a JSON response: raw HTTP handler (issue: sessions)';
+
+export const ROUTES: readonly RouteDefinition[] = [
+  // /auth
+  { method: 'POST', path: '/auth/login', field: 'Mutation.login', public: true },
+  { method: 'POST', path: '/auth/refresh', field: 'Mutation.refresh', public: true },
+  { method: 'POST', path: '/auth/api-keys', field: 'Mutation.createApiKey', status: 201 },
+  { method: 'GET', path: '/auth/profile', field: 'Query.profile' },
+  { method: 'GET', path: '/auth/idp-a', pending: IDP_REDIRECT },
+  { method: 'GET', path: '/auth/idp-b', pending: IDP_REDIRECT },
+  { method: '*', path: '/auth/totp/setup', pending: IDENTITY_EXTENSIONS },
+  { method: '*', path: '/auth/totp/verify', pending: IDENTITY_EXTENSIONS },
+  { method: '*', path: '/auth/totp/verify-setup', pending: IDENTITY_EXTENSIONS },
+  { method: '*', path: '/auth/totp/disable', pending: IDENTITY_EXTENSIONS },
+
+  // /browser
+  { method: 'GET', path: '/browser/sessions', pending: SESSIONS },
+  { method: 'POST', path: '/browser/sessions', pending: SESSIONS },
+  { method: 'GET', path: '/browser/sessions/{id}', pending: SESSIONS },
+  { method: 'DELETE', path: '/browser/sessions/{id}', pending: SESSIONS },
+  { method: 'PUT', path: '/browser/sessions/{id}/stop', pending: SESSIONS },
+  { method: 'GET', path: '/browser/sessions/{id}/cdp-url', pending: SESSIONS },
+  { method: 'GET', path: '/browser/sessions/{id}/vnc-url', pending: SESSIONS },
+  { method: 'GET', path: '/browser/sessions/{id}/logs', pending: SESSIONS },
+  { method: 'GET', path: '/browser/sessions/{id}/usage', pending: SESSIONS },
+  { method: 'GET', path: '/browser/sessions/{id}/recording-status', pending: SESSIONS },
+  { method: 'POST', path: '/browser/sessions/{id}/recording/start', pending: SESSIONS },
+  { method: 'POST', path: '/browser/sessions/{id}/recording/stop', pending: SESSIONS },
+  { method: 'GET', path: '/browser/sessions/{id}/rrweb-events', pending: SESSIONS },
+  { method: 'POST', path: '/browser/sessions/{id}/rrweb-events', pending: RAW_INGEST },
+  { method: 'GET', path: '/browser/replays', pending: SESSIONS },
+
+  // /notebooks
+  { method: 'GET', path: '/notebooks', pending: SESSIONS },
+  { method: 'POST', path: '/notebooks', pending: SESSIONS },
+  { method: 'GET', path: '/notebooks/{id}', pending: SESSIONS },
+  { method: 'PUT', path: '/notebooks/{id}', pending: SESSIONS },
+  { method: 'DELETE', path: '/notebooks/{id}', pending: SESSIONS },
+  { method: 'GET', path: '/notebooks/config', pending: SESSIONS },
+  { method: 'GET', path: '/notebooks/{id}/cells', pending: SESSIONS },
+  { method: 'GET', path: '/notebooks/{id}/cells/by-index/{cellIndex}', pending: SESSIONS },
+  { method: 'GET', path: '/notebooks/{id}/cells/{cellId}', pending: SESSIONS },
+  { method: 'POST', path: '/notebooks/{id}/cells', pending: SESSIONS },
+  { method: 'PUT', path: '/notebooks/{id}/cells/{cellId}', pending: SESSIONS },
+  { method: 'PUT', path: '/notebooks/{id}/cells/{cellId}/move', pending: SESSIONS },
+  { method: 'PUT', path: '/notebooks/{id}/cells/{cellId}/source', pending: SESSIONS },
+  { method: 'DELETE', path: '/notebooks/{id}/cells/{cellId}', pending: SESSIONS },
+  { method: 'GET', path: '/notebooks/{id}/events', pending: SESSIONS },
+  { method: 'GET', path: '/notebooks/{id}/collaborators', pending: SESSIONS },
+  { method: 'POST', path: '/notebooks/{id}/duplicate', pending: SESSIONS },
+  { method: 'POST', path: '/notebooks/import', pending: RAW_UPLOAD },
+  { method: 'GET', path: '/notebooks/{id}/export', pending: RAW_DOWNLOAD },
+  { method: 'GET', path: '/notebooks/{id}/files', pending: SESSIONS },
+  { method: 'POST', path: '/notebooks/{id}/files/upload', pending: RAW_UPLOAD },
+  { method: 'GET', path: '/notebooks/{id}/files/content', pending: SESSIONS },
+  { method: 'POST', path: '/notebooks/{id}/files/directory', pending: SESSIONS },
+  { method: 'POST', path: '/notebooks/{id}/files/move', pending: SESSIONS },
+  { method: 'POST', path: '/notebooks/{id}/files/delete', pending: SESSIONS },
+  { method: 'POST', path: '/notebooks/{id}/kernel/execute', pending: SESSIONS },
+  { method: 'POST', path: '/notebooks/{id}/kernel/interrupt', pending: SESSIONS },
+  { method: 'POST', path: '/notebooks/{id}/kernel/restart', pending: SESSIONS },
+  { method: 'POST', path: '/notebooks/{id}/kernel/keepalive', pending: SESSIONS },
+  { method: 'POST', path: '/notebooks/{id}/kernel/wake', pending: SESSIONS },
+  { method: 'PUT', path: '/notebooks/{id}/kernel/ttl-policy', pending: SESSIONS },
+  { method: 'GET', path: '/notebooks/{id}/instance', pending: SESSIONS },
+  { method: 'PUT', path: '/notebooks/{id}/instance', pending: SESSIONS },
+  { method: 'GET', path: '/notebooks/{id}/outputs/{cellId}', pending: SESSIONS },
+  { method: 'DELETE', path: '/notebooks/{id}/outputs/{cellId}', pending: SESSIONS },
+  { method: 'DELETE', path: '/notebooks/{id}/outputs', pending: SESSIONS },
+  { method: 'GET', path: '/notebooks/sessions', pending: SESSIONS },
+  { method: 'POST', path: '/notebooks/sessions', pending: SESSIONS },
+  { method: 'GET', path: '/notebooks/sessions/{id}', pending: SESSIONS },
+  { method: 'DELETE', path: '/notebooks/sessions/{id}', pending: SESSIONS },
+  { method: 'PUT', path: '/notebooks/sessions/{id}/stop', pending: SESSIONS },
+  { method: 'PUT', path: '/notebooks/sessions/{id}/wake', pending: SESSIONS },
+
+  // /sandboxes
+  { method: 'GET', path: '/sandboxes', pending: COMPUTE },
+  { method: 'POST', path: '/sandboxes', pending: COMPUTE },
+  { method: 'GET', path: '/sandboxes/{id}', pending: COMPUTE },
+  { method: 'PUT', path: '/sandboxes/{id}', pending: COMPUTE },
+  { method: 'DELETE', path: '/sandboxes/{id}', pending: COMPUTE },
+  { method: 'POST', path: '/sandboxes/{id}/start', pending: COMPUTE },
+  { method: 'POST', path: '/sandboxes/{id}/stop', pending: COMPUTE },
+  { method: 'POST', path: '/sandboxes/{id}/extend-ttl', pending: COMPUTE },
+  { method: 'POST', path: '/sandboxes/{id}/snapshots', pending: COMPUTE },
+  { method: 'POST', path: '/sandboxes/{id}/start-from-latest', pending: COMPUTE },
+  { method: 'POST', path: '/sandboxes/{id}/start-from-snapshot', pending: COMPUTE },
+  { method: 'POST', path: '/sandboxes/{id}/stop-with-snapshot', pending: COMPUTE },
+  { method: 'POST', path: '/sandboxes/{id}/exec', pending: COMPUTE },
+  { method: 'GET', path: '/sandboxes/{id}/files', pending: COMPUTE },
+  { method: 'POST', path: '/sandboxes/{id}/files', pending: COMPUTE },
+  { method: 'GET', path: '/sandboxes/{id}/file-content', pending: COMPUTE },
+  { method: 'GET', path: '/sandboxes/{id}/logs', pending: COMPUTE },
+  { method: 'GET', path: '/sandboxes/{id}/logs/lifecycle', pending: COMPUTE },
+  { method: 'GET', path: '/sandboxes/{id}/stats/history', pending: COMPUTE },
+  { method: 'GET', path: '/sandboxes/{id}/ports', pending: COMPUTE },
+  { method: 'POST', path: '/sandboxes/{id}/ports', pending: COMPUTE },
+
+  // /snapshots
+  { method: 'GET', path: '/snapshots', pending: COMPUTE },
+  { method: 'POST', path: '/snapshots', pending: COMPUTE },
+  { method: 'GET', path: '/snapshots/{id}', pending: COMPUTE },
+  { method: 'PUT', path: '/snapshots/{id}', pending: COMPUTE },
+  { method: 'DELETE', path: '/snapshots/{id}', pending: COMPUTE },
+  { method: 'POST', path: '/snapshots/{id}/restore', pending: COMPUTE },
+
+  // /managed-agents
+  { method: 'GET', path: '/managed-agents', pending: SESSIONS },
+  { method: 'POST', path: '/managed-agents', pending: SESSIONS },
+  { method: 'GET', path: '/managed-agents/{id}', pending: SESSIONS },
+  { method: 'POST', path: '/managed-agents/{id}/wake', pending: SESSIONS },
+  { method: 'DELETE', path: '/managed-agents/{id}', pending: SESSIONS },
+  { method: 'POST', path: '/managed-agents/{id}/fork', pending: SESSIONS },
+  { method: 'GET', path: '/managed-agents/{id}/file-content/{hash}', pending: SESSIONS },
+  { method: 'GET', path: '/managed-agents/{id}/file', pending: SESSIONS },
+  { method: 'GET', path: '/managed-agents/{id}/git-show', pending: SESSIONS },
+  { method: 'GET', path: '/managed-agents/{id}/browser-sessions', pending: SESSIONS },
+  { method: 'GET', path: '/managed-agents/{id}/messages', pending: SESSIONS },
+  { method: 'POST', path: '/managed-agents/{id}/messages', pending: RAW_SSE },
+
+  // /apps
+  { method: 'GET', path: '/apps', pending: COMPUTE },
+  { method: 'POST', path: '/apps', pending: COMPUTE },
+  { method: 'GET', path: '/apps/{idOrSlug}', pending: COMPUTE },
+  { method: 'PATCH', path: '/apps/{idOrSlug}', pending: COMPUTE },
+  { method: 'DELETE', path: '/apps/{idOrSlug}', pending: COMPUTE },
+  { method: 'POST', path: '/apps/{idOrSlug}/deploy', pending: COMPUTE },
+  { method: 'POST', path: '/apps/{idOrSlug}/rollback', pending: COMPUTE },
+  { method: 'GET', path: '/apps/{idOrSlug}/instances', pending: COMPUTE },
+  { method: 'GET', path: '/apps/{idOrSlug}/logs', pending: COMPUTE },
+  { method: 'GET', path: '/apps/{idOrSlug}/versions', pending: COMPUTE },
+  { method: 'DELETE', path: '/apps/{idOrSlug}/versions/{version}', pending: COMPUTE },
+
+  // /sites
+  { method: 'GET', path: '/sites', pending: COMPUTE },
+  { method: 'POST', path: '/sites', pending: COMPUTE },
+  { method: 'GET', path: '/sites/{id}', pending: COMPUTE },
+  { method: 'PATCH', path: '/sites/{id}', pending: COMPUTE },
+  { method: 'DELETE', path: '/sites/{id}', pending: COMPUTE },
+  { method: 'POST', path: '/sites/{id}/deploy', pending: RAW_UPLOAD },
+  { method: 'POST', path: '/sites/{id}/rollback', pending: COMPUTE },
+  { method: 'GET', path: '/sites/{id}/versions', pending: COMPUTE },
+  { method: 'DELETE', path: '/sites/{id}/versions/{version}', pending: COMPUTE },
+  { method: 'GET', path: '/sites/check-slug/{slug}', pending: COMPUTE },
+
+  // /images
+  { method: 'GET', path: '/images', pending: COMPUTE },
+  { method: 'GET', path: '/images/{id}', pending: COMPUTE },
+  { method: 'DELETE', path: '/images/{id}', pending: COMPUTE },
+  { method: 'POST', path: '/images/{id}/cancel', pending: COMPUTE },
+  { method: 'POST', path: '/images/{id}/tags', pending: COMPUTE },
+  { method: 'DELETE', path: '/images/{id}/tags/{tag}', pending: COMPUTE },
+  { method: 'GET', path: '/images/tags/list', pending: COMPUTE },
+  { method: 'POST', path: '/images/ensure', pending: COMPUTE },
+  { method: 'GET', path: '/images/resolve', pending: COMPUTE },
+
+  // /image-registry
+  { method: 'POST', path: '/image-registry/check', pending: COMPUTE },
+  { method: 'GET', path: '/image-registry/search', pending: COMPUTE },
+
+  // /clusters
+  { method: 'POST', path: '/clusters/kind-a', pending: COMPUTE },
+  { method: 'POST', path: '/clusters/kind-b', pending: COMPUTE },
+  { method: 'GET', path: '/clusters', pending: COMPUTE },
+  { method: 'GET', path: '/clusters/{id}', pending: COMPUTE },
+  { method: 'PUT', path: '/clusters/{id}/stop', pending: COMPUTE },
+
+  // /workflows
+  { method: 'GET', path: '/workflows', pending: WORKFLOWS },
+  { method: 'POST', path: '/workflows', pending: WORKFLOWS },
+  { method: 'GET', path: '/workflows/{id}', pending: WORKFLOWS },
+  { method: 'PUT', path: '/workflows/{id}', pending: WORKFLOWS },
+  { method: 'DELETE', path: '/workflows/{id}', pending: WORKFLOWS },
+  { method: 'POST', path: '/workflows/{id}/deploy', pending: WORKFLOWS },
+  { method: 'POST', path: '/workflows/{id}/undeploy', pending: WORKFLOWS },
+  { method: 'POST', path: '/workflows/{id}/execute', pending: WORKFLOWS },
+  { method: 'POST', path: '/workflows/execute-in-memory', pending: WORKFLOWS },
+  { method: 'GET', path: '/workflows/{id}/executions', pending: WORKFLOWS },
+  { method: 'GET', path: '/workflows/{id}/executions/{executionId}', pending: WORKFLOWS },
+  { method: 'POST', path: '/workflows/{id}/executions/{executionId}/cancel', pending: WORKFLOWS },
+  { method: 'GET', path: '/workflows/{id}/metrics', pending: WORKFLOWS },
+  { method: 'GET', path: '/workflows/{id}/metrics/timeseries', pending: WORKFLOWS },
+  { method: 'GET', path: '/workflows/node-definitions', pending: WORKFLOWS },
+  { method: 'GET', path: '/workflows/node-definitions/{type}', pending: WORKFLOWS },
+  { method: 'GET', path: '/workflows/plugins/trusted', pending: WORKFLOWS },
+
+  // /webhooks
+  { method: '*', path: '/webhooks/v1/{workflowId}/{nodeId}', pending: RAW_WEBHOOK },
+  { method: '*', path: '/webhooks/v1/{workflowId}/{nodeId}/*', pending: RAW_WEBHOOK },
+
+  // /workspaces
+  { method: 'GET', path: '/workspaces/{workspaceId}/billing/accounts', pending: BILLING },
+  { method: 'POST', path: '/workspaces/{workspaceId}/billing/accounts', pending: BILLING },
+  { method: 'POST', path: '/workspaces/{workspaceId}/billing/accounts/link', pending: BILLING },
+  { method: 'POST', path: '/workspaces/{workspaceId}/billing/accounts/{billingAccountId}/default', pending: BILLING },
+  { method: 'DELETE', path: '/workspaces/{workspaceId}/billing/accounts/{billingAccountId}', pending: BILLING },
+  { method: 'GET', path: '/workspaces/{workspaceId}/billing/balance', pending: BILLING },
+  { method: 'POST', path: '/workspaces/{workspaceId}/billing/checkout', pending: BILLING },
+  { method: 'POST', path: '/workspaces/{workspaceId}/billing/checkout/x402', pending: BILLING },
+  { method: 'GET', path: '/workspaces/{workspaceId}/billing/transactions', pending: BILLING },
+  { method: 'GET', path: '/workspaces/{workspaceId}/billing/summary', pending: BILLING },
+  { method: 'GET', path: '/workspaces/{workspaceId}/billing/usage-overview', pending: BILLING },
+  { method: 'GET', path: '/workspaces/{workspaceId}/secrets', field: 'Query.secrets' },
+  { method: 'POST', path: '/workspaces/{workspaceId}/secrets', field: 'Mutation.createSecret', status: 201 },
+  { method: 'GET', path: '/workspaces/{workspaceId}/secrets/{secretId}', field: 'Query.secret' },
+  { method: 'PATCH', path: '/workspaces/{workspaceId}/secrets/{secretId}', field: 'Mutation.updateSecret' },
+  { method: 'DELETE', path: '/workspaces/{workspaceId}/secrets/{secretId}', field: 'Mutation.deleteSecret' },
+  { method: 'GET', path: '/workspaces/{workspaceId}/rate-limits', pending: IDENTITY_EXTENSIONS },
+  { method: 'POST', path: '/workspaces/{workspaceId}/rate-limits/refresh', pending: IDENTITY_EXTENSIONS },
+  { method: 'GET', path: '/workspaces/{workspaceId}/oauth-connections/idp-a', pending: IDENTITY_EXTENSIONS },
+  { method: 'POST', path: '/workspaces/{workspaceId}/oauth-connections/idp-a/auth-url', pending: IDENTITY_EXTENSIONS },
+  { method: 'POST', path: '/workspaces/{workspaceId}/oauth-connections/idp-a/exchange', pending: IDENTITY_EXTENSIONS },
+  { method: 'DELETE', path: '/workspaces/{workspaceId}/oauth-connections/idp-a/{connectionId}', pending: IDENTITY_EXTENSIONS },
+
+  // /ai-gateway
+  { method: 'GET', path: '/ai-gateway/providers', pending: AI },
+  { method: 'GET', path: '/ai-gateway/platform-models', pending: AI },
+  { method: 'GET', path: '/ai-gateway/vendor-b/v1/models', pending: AI },
+  { method: 'GET', path: '/ai-gateway/vendor-a/v1/models', pending: AI },
+  { method: 'GET', path: '/ai-gateway/vendor-c/v1beta/models', pending: AI },
+  { method: 'GET', path: '/ai-gateway/upstreams', pending: AI },
+  { method: 'POST', path: '/ai-gateway/upstreams', pending: AI },
+  { method: 'GET', path: '/ai-gateway/upstreams/{id}', pending: AI },
+  { method: 'PUT', path: '/ai-gateway/upstreams/{id}', pending: AI },
+  { method: 'DELETE', path: '/ai-gateway/upstreams/{id}', pending: AI },
+  { method: 'POST', path: '/ai-gateway/upstreams/{id}/test', pending: AI },
+  { method: 'GET', path: '/ai-gateway/upstreams/{id}/usage', pending: AI },
+  { method: 'GET', path: '/ai-gateway/pools', pending: AI },
+  { method: 'POST', path: '/ai-gateway/pools', pending: AI },
+  { method: 'GET', path: '/ai-gateway/pools/{id}', pending: AI },
+  { method: 'DELETE', path: '/ai-gateway/pools/{id}', pending: AI },
+  { method: 'POST', path: '/ai-gateway/pools/{id}/members', pending: AI },
+  { method: 'DELETE', path: '/ai-gateway/pools/{id}/members/{upstreamId}', pending: AI },
+  { method: 'DELETE', path: '/ai-gateway/pools/{id}/platform-members/{platformModelId}', pending: AI },
+  { method: 'GET', path: '/ai-gateway/keys', pending: AI },
+  { method: 'POST', path: '/ai-gateway/keys', pending: AI },
+  { method: 'DELETE', path: '/ai-gateway/keys/{id}', pending: AI },
+  { method: 'POST', path: '/ai-gateway/oauth/vendor-a/*', pending: RAW_VENDOR_OAUTH },
+  { method: 'POST', path: '/ai-gateway/oauth/vendor-c/*', pending: RAW_VENDOR_OAUTH },
+  { method: 'POST', path: '/ai-gateway/oauth/vendor-b/*', pending: RAW_VENDOR_OAUTH },
+  { method: 'GET', path: '/ai-gateway/usage', pending: AI },
+  { method: 'GET', path: '/ai-gateway/usage/realtime', pending: AI },
+  { method: 'GET', path: '/ai-gateway/conversations', pending: AI },
+  { method: 'GET', path: '/ai-gateway/conversations/{requestId}', pending: AI },
+  { method: 'POST', path: '/ai-gateway/playground/chat', pending: AI },
+  { method: 'POST', path: '/ai-gateway/playground/embeddings', pending: AI },
+  { method: '*', path: '/ai-gateway/vendor-a/v1/*', pending: RAW_VENDOR_PROXY },
+  { method: '*', path: '/ai-gateway/vendor-b/v1/*', pending: RAW_VENDOR_PROXY },
+  { method: '*', path: '/ai-gateway/vendor-c/v1beta/*', pending: RAW_VENDOR_PROXY },
+
+  // /analytics
+  { method: 'GET', path: '/analytics/track.js', pending: RAW_SCRIPT },
+  { method: 'POST', path: '/analytics/track', pending: ANALYTICS },
+  { method: 'POST', path: '/analytics/event', pending: ANALYTICS },
+  { method: 'POST', path: '/analytics/identify', pending: ANALYTICS },
+  { method: 'GET', path: '/analytics/installations', pending: ANALYTICS },
+  { method: 'POST', path: '/analytics/installations', pending: ANALYTICS },
+  { method: 'GET', path: '/analytics/installations/{id}', pending: ANALYTICS },
+  { method: 'POST', path: '/analytics/installations/{id}', pending: ANALYTICS },
+  { method: 'DELETE', path: '/analytics/installations/{id}', pending: ANALYTICS },
+  { method: 'POST', path: '/analytics/installations/{id}/hide', pending: ANALYTICS },
+  { method: 'POST', path: '/analytics/installations/{id}/unhide', pending: ANALYTICS },
+  { method: 'GET', path: '/analytics/installations/{id}/script', pending: RAW_SCRIPT },
+  { method: 'GET', path: '/analytics/dashboard/realtime', pending: ANALYTICS },
+  { method: 'GET', path: '/analytics/dashboard/timeseries', pending: ANALYTICS },
+  { method: 'GET', path: '/analytics/dashboard/events', pending: ANALYTICS },
+  { method: 'GET', path: '/analytics/stats', pending: ANALYTICS },
+  { method: 'GET', path: '/analytics/trajectory', pending: ANALYTICS },
+  { method: 'GET', path: '/analytics/users', pending: ANALYTICS },
+  { method: 'GET', path: '/analytics/users/profile', pending: ANALYTICS },
+  { method: 'GET', path: '/analytics/funnels', pending: ANALYTICS },
+  { method: 'POST', path: '/analytics/funnels', pending: ANALYTICS },
+  { method: 'GET', path: '/analytics/funnels/{id}', pending: ANALYTICS },
+  { method: 'POST', path: '/analytics/funnels/{id}', pending: ANALYTICS },
+  { method: 'DELETE', path: '/analytics/funnels/{id}', pending: ANALYTICS },
+  { method: 'GET', path: '/analytics/funnels/{id}/analyze', pending: ANALYTICS },
+
+  // /v1
+  { method: 'GET', path: '/v1/vendor-proxy/status', pending: PROXY_METERING },
+  { method: 'GET', path: '/v1/vendor-proxy/usage/{workspaceId}', pending: PROXY_METERING },
+  { method: 'POST', path: '/v1/vendor-proxy/report-bandwidth', pending: PROXY_METERING },
+  { method: 'GET', path: '/v1/proxy/usage/{workspaceId}', pending: PROXY_METERING },
+
+  // /captcha
+  { method: 'POST', path: '/captcha/createTask', pending: CAPTCHA },
+  { method: 'POST', path: '/captcha/getTaskResult', pending: CAPTCHA },
+  { method: 'GET', path: '/captcha/balance', pending: CAPTCHA },
+  { method: 'GET', path: '/captcha/usage', pending: CAPTCHA },
+  { method: 'GET', path: '/captcha/getResponse', pending: CAPTCHA },
+  { method: 'POST', path: '/captcha/reportAccuracy', pending: CAPTCHA },
+  { method: 'POST', path: '/captcha/collect', pending: RAW_TELEMETRY },
+];

@@ -1,0 +1,33 @@
+import { Arg, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
+import type { IdentityContext } from '../identity.context';
+import type { UserService } from './user.service';
+import { User, WorkspaceMembership } from './user.types';
+
+@Resolver(() => User)
+export class UserResolver {
+  constructor(private readonly users: UserService) {}
+
+  @Query(() => User, { description: 'The caller.' })
+  profile(@Ctx() ctx: IdentityContext): Promise<User> {
+    return this.users.profile(ctx);
+  }
+
+  @Query(() => User, { description: 'A user: administrators read anyone, others only themselves.' })
+  user(@Arg('id', () => ID) id: string, @Ctx() ctx: IdentityContext): Promise<User> {
+    return this.users.get(ctx, { id });
+  }
+
+  @Mutation(() => User, { description: 'Administrators only. The user gets a personal workspace.' })
+  createUser(
+    @Arg('username', () => String) username: string,
+    @Arg('password', () => String) password: string,
+    @Ctx() ctx: IdentityContext,
+  ): Promise<User> {
+    return this.users.create(ctx, { username, password });
+  }
+
+  @FieldResolver(() => [WorkspaceMembership])
+  workspaces(@Root() user: User, @Ctx() ctx: IdentityContext): Promise<WorkspaceMembership[]> {
+    return this.users.workspacesOf(ctx, user);
+  }
+}

@@ -1,0 +1,43 @@
+import { Directive, Field, ID, ObjectType } from 'type-graphql';
+import type { WorkspaceRole } from '../../../core/principal';
+import { WorkspaceRoleEnum } from '../workspaces/workspace-role';
+
+@ObjectType({ description: "A workspace a user belongs to, with the user's role there." })
+export class WorkspaceMembership {
+  @Field(() => ID)
+  workspaceId: string;
+
+  @Field(() => String)
+  name: string;
+
+  @Field(() => WorkspaceRoleEnum)
+  role: WorkspaceRole;
+}
+
+@Directive('@key(fields: "id")')
+@ObjectType({ description: 'A person or machine that signs in.' })
+export class User {
+  @Field(() => ID)
+  id: string;
+
+  @Field(() => String)
+  username: string;
+
+  @Field(() => Boolean)
+  isAdmin: boolean;
+
+  @Field(() => ID)
+  defaultWorkspaceId: string;
+
+  @Field(() => Boolean, { description: 'Whether a TOTP second factor is enrolled (not offered yet).' })
+  totpEnabled: boolean;
+
+  @Field(() => String, { description: 'ISO 8601.' })
+  createdAt: string;
+
+  @Field(() => String, { description: 'ISO 8601.' })
+  updatedAt: string;
+
+  /** Memberships already known when the user was loaded (login answers, for example). */
+  preloadedWorkspaces?: WorkspaceMembership[];
+}
