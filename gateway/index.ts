@@ -26,6 +26,8 @@ export interface GatewayOptions {
   port?: number;
   /** Supergraph SDL; defaults to the committed gateway/supergraph.graphql. */
   supergraphSdl?: string;
+  /** Serve the REST layer under /v1 (its route table must fit the schema). @defaultValue true */
+  rest?: boolean;
 }
 
 export interface RunningGateway {
@@ -103,7 +105,7 @@ export async function startGateway(runtime: PlatformRuntime, options: GatewayOpt
     }
     return runOperation(document, variables, operationName, ctx);
   };
-  const rest = createRestHandler({ config, logger, schema, execute: executeRest });
+  const rest = options.rest === false ? undefined : createRestHandler({ config, logger, schema, execute: executeRest });
 
   const subgraphWsUrls = Object.fromEntries(Object.entries(options.subgraphUrls).map(([name, url]) => [name, url.replace(/^http/, 'ws')]));
   const subscriptions = createSubscriptionServer({
@@ -162,7 +164,7 @@ export async function startGateway(runtime: PlatformRuntime, options: GatewayOpt
     const pathname = q === -1 ? url : url.slice(0, q);
     try {
       if (pathname === '/graphql') return await handleGraphQL(req, res, requestId, q === -1 ? '' : url.slice(q + 1));
-      if (pathname === '/v1' || pathname.startsWith('/v1/')) return await rest.handle(req, res, requestId);
+      if (rest && (pathname === '/v1' || pathname.startsWith('/v1/'))) return await rest.handle(req, res, requestId);
       if (pathname === '/healthz') return sendJson(res, 200, { status: 'ok', service: 'gateway' });
       if (pathname === '/readyz') return sendJson(res, ...(await readiness()));
       return sendError(res, 'ROUTE_NOT_FOUND', `No route ${req.method} ${pathname}; the REST API is under /v1 and GraphQL at /graphql`, requestId);

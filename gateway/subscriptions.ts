@@ -138,7 +138,7 @@ export function createSubscriptionServer(options: SubscriptionServerOptions) {
           return false;
         }
       },
-      onSubscribe: (_ctx, _id, payload) => {
+      onSubscribe: (ctx, _id, payload) => {
         let document: DocumentNode;
         try {
           document = parse(payload.query);
@@ -152,8 +152,9 @@ export function createSubscriptionServer(options: SubscriptionServerOptions) {
           document,
           variableValues: payload.variables ?? undefined,
           operationName: payload.operationName ?? undefined,
-          contextValue: _ctx.extra.gatewayContext,
+          contextValue: ctx.extra.gatewayContext,
         };
+        extraByContext.set(ctx.extra.gatewayContext!, ctx.extra);
         return args;
       },
       execute: (args) =>
@@ -166,20 +167,18 @@ export function createSubscriptionServer(options: SubscriptionServerOptions) {
           return { errors: [new GraphQLError('A subscription must select root fields of exactly one subgraph', { extensions: { code: 'BAD_REQUEST' } })] };
         }
         const [subgraph] = [...subgraphs] as string[];
-        // graphql-ws reads extra from the context it passed to onConnect; find it through the context value.
+        // ExecutionArgs carry only the context value; the connection's state is found through it.
         const extra = extraByContext.get(args.contextValue as GatewayContext)!;
         const upstream = upstreamFor(extra, subgraph).iterate({
           query: print(args.document),
           variables: args.variableValues as Record<string, unknown> | undefined,
           operationName: args.operationName ?? undefined,
         });
-        return upstream as AsyncGenerator<ExecutionResult>;
+        return relay(upstream as AsyncIterableIterator<ExecutionResult>);
       },
-      context: (ctx) => {
-        const gatewayContext = ctx.extra.gatewayContext!;
-        extraByContext.set(gatewayContext, ctx.extra);
-        return gatewayContext;
-      },
+      // Results relayed from upstream and from the Apollo pipeline are already formatted (plain
+      // JSON with masked codes), so they are sent as they are.
+      onNext: (_ctx, _id, _payload, _args, result) => result as never,
       onClose: (ctx) => {
         for (const client of ctx.extra.upstreams?.values() ?? []) void client.dispose();
         ctx.extra.upstreams?.clear();
@@ -198,6 +197,43 @@ export function createSubscriptionServer(options: SubscriptionServerOptions) {
       await new Promise((resolve) => wss.close(() => resolve(undefined)));
     },
   };
+}
+
+/**
+ * Relays an upstream subscription. Errors the upstream ends with (GraphQL errors, or its socket
+ * closing) become one final result carrying them, so the client sees codes, not a broken pipe.
+ * `return()` reaches the upstream at once (an async generator would wait for the pending next).
+ */
+function relay(upstream: AsyncIterableIterator<ExecutionResult>): AsyncGenerator<ExecutionResult> {
+  let finished = false;
+  const iterator = {
+    async next(): Promise<IteratorResult<ExecutionResult>> {
+      if (finished) return { done: true, value: undefined };
+      try {
+        return await upstream.next();
+      } catch (err) {
+        finished = true;
+        const errors = Array.isArray(err)
+          ? (err as GraphQLError[])
+          : [{ message: 'The subscription ended upstream', extensions: { code: 'UNAVAILABLE' } }];
+        return { done: false, value: { errors: errors as unknown as GraphQLError[] } };
+      }
+    },
+    async return(): Promise<IteratorResult<ExecutionResult>> {
+      finished = true;
+      await upstream.return?.();
+      return { done: true, value: undefined };
+    },
+    async throw(err: unknown): Promise<IteratorResult<ExecutionResult>> {
+      finished = true;
+      await upstream.return?.();
+      throw err;
+    },
+    [Symbol.asyncIterator]() {
+      return iterator;
+    },
+  };
+  return iterator as unknown as AsyncGenerator<ExecutionResult>;
 }
 
 function operationOf(document: DocumentNode, operationName?: string): OperationDefinitionNode {

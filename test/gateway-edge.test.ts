@@ -108,7 +108,7 @@ describe('gateway edge', () => {
     const subgraphUrls = Object.fromEntries(SUBGRAPH_NAMES.map((n) => [n, 'http://127.0.0.1:9/graphql'])) as Record<SubgraphName, string>;
     subgraphUrls.compute = subgraph.url;
     subgraphUrls.identity = `http://127.0.0.1:${identityPort}/graphql`;
-    gateway = await startGateway(runtime, { subgraphUrls, port: 0, supergraphSdl: composed.supergraphSdl });
+    gateway = await startGateway(runtime, { subgraphUrls, port: 0, supergraphSdl: composed.supergraphSdl, rest: false });
   });
 
   afterAll(async () => {

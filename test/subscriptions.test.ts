@@ -69,7 +69,7 @@ describe('subscriptions through the gateway (graphql-ws passthrough)', () => {
     const eve = await createUserAndLogin(platform, admin.auth, 'eve-subs');
     const client = connect({ authorization: eve.auth.authorization });
     const error = await new Promise<any>((resolve) => {
-      client.subscribe({ query: SUBSCRIPTION, variables: { ws: workspaceId } }, { next: () => resolve(undefined), error: resolve, complete: () => resolve(undefined) });
+      client.subscribe({ query: SUBSCRIPTION, variables: { ws: workspaceId } }, { next: resolve, error: resolve, complete: () => resolve(undefined) });
     });
     expect(JSON.stringify(error)).toMatch(/NOT_FOUND/);
     await client.dispose();

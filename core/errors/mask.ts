@@ -43,7 +43,7 @@ export function maskError(formatted: GraphQLFormattedError, error: unknown, opti
   if (typeof code === 'string' && FRAMEWORK_CODES[code]) {
     const validationErrors = (formatted.extensions as Record<string, unknown> | undefined)?.validationErrors;
     return {
-      message: formatted.message,
+      message: withoutValues(formatted.message),
       locations: formatted.locations,
       path: formatted.path,
       extensions: { code: FRAMEWORK_CODES[code], ...(validationErrors ? { details: { validationErrors } } : {}) },
@@ -64,4 +64,27 @@ function originalOf(error: unknown): unknown {
     current = current.originalError as { originalError?: unknown };
   }
   return current;
+}
+
+/**
+ * GraphQL's coercion messages quote the offending value ("String cannot represent a non string
+ * value: 987654321"); that value may be a secret or a password sent with the wrong type, so the
+ * quoted value is dropped and only the variable, field and expected type stay.
+ */
+export function withoutValues(message: string): string {
+  const variable = /^Variable "\$([^"]+)" got invalid value /.exec(message);
+  if (variable) {
+    const reason = message.slice(message.lastIndexOf('; ') + 2);
+    const type = /^(Expected type "[^"]+")|^(\w+) cannot represent/.exec(reason);
+    const field = /at "([^"]+)"/.exec(message.slice(variable[0].length));
+    const where = field ? ` at "${field[1]}"` : '';
+    if (/^Field "[^"]+" of required type "[^"]+" was not provided\.$/.test(reason)) return `Variable "$${variable[1]}"${where}: ${reason}`;
+    if (/^Field "[^"]+" is not defined by type "[^"]+"\.$/.test(reason)) return `Variable "$${variable[1]}"${where}: ${reason}`;
+    return `Variable "$${variable[1]}"${where} has an invalid value${type ? ` (${type[1] ?? `expected ${type[2]}`})` : ''}`;
+  }
+  const scalar = /^(\w+) cannot represent /.exec(message);
+  if (scalar) return `Invalid value for type ${scalar[1]}`;
+  const literal = /^(Expected value of type "[^"]+"), found /.exec(message);
+  if (literal) return `${literal[1]}, found an invalid value`;
+  return message;
 }

@@ -1,4 +1,5 @@
 import { ApolloServer, HeaderMap, type HTTPGraphQLRequest } from '@apollo/server';
+import { ApolloServerPluginInlineTrace } from '@apollo/server/plugin/inlineTrace';
 import type { GraphQLSchema } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -33,7 +34,8 @@ export function buildSubgraphSchemaOnly(definition: SubgraphDefinition<any, any>
     {
       resolvers: definition.resolvers,
       orphanedTypes: definition.orphanedTypes,
-      pubSub: pubSub?.graphql,
+      // Composition never executes anything; subscriptions only need a PubSub to exist.
+      pubSub: pubSub?.graphql ?? { publish: () => undefined, subscribe: () => (async function* () {})() },
       validate: false,
     },
     definition.referenceResolvers as never,
@@ -88,6 +90,8 @@ export async function startSubgraph<S, L extends Record<string, unknown>>(
     csrfPrevention: false, // only the gateway calls subgraphs, with a signed envelope
     introspection: true,
     includeStacktraceInErrorResponses: false,
+    // Federated traces for Apollo Studio, sent only when the gateway asks (usage reporting on).
+    plugins: [ApolloServerPluginInlineTrace({ includeErrors: { masked: true } })],
     formatError: (formatted, error) =>
       maskError(formatted, error, { exposeInternals, onInternal: (err) => logger.error('unexpected error', { err }) }),
   });
