@@ -55,9 +55,14 @@ export async function startGateway(runtime: PlatformRuntime, options: GatewayOpt
     logger,
   });
 
+  const dataSources: SignedDataSource[] = [];
   const gateway = new ApolloGateway({
     supergraphSdl,
-    buildService: ({ name }) => new SignedDataSource(options.subgraphUrls[name as SubgraphName], config.internalSigningSecret),
+    buildService: ({ name }) => {
+      const dataSource = new SignedDataSource(options.subgraphUrls[name as SubgraphName], config.internalSigningSecret);
+      dataSources.push(dataSource);
+      return dataSource;
+    },
     logger: { debug: () => undefined, info: () => undefined, warn: (m) => logger.warn(String(m)), error: (m) => logger.error(String(m)) },
   });
   const validationRules = [depthLimitRule(config.graphqlMaxDepth), costLimitRule(config.graphqlMaxCost)];
@@ -219,6 +224,7 @@ export async function startGateway(runtime: PlatformRuntime, options: GatewayOpt
           () => new Promise((resolve) => { server.close(() => resolve(undefined)); server.closeAllConnections(); }),
           () => apollo.stop(),
           async () => authenticator.close(),
+          () => Promise.all(dataSources.map((d) => d.close())),
         ];
         for (const step of steps) {
           try {

@@ -85,6 +85,7 @@ export async function startSubgraph<S, L extends Record<string, unknown>>(
   await definition.onStart?.(services, deps);
 
   const exposeInternals = config.env === 'development';
+  const maskOptions = { exposeInternals, onInternal: (err: unknown) => logger.error('unexpected error', { err }) };
   const apollo = new ApolloServer<SubgraphContext<L>>({
     schema,
     csrfPrevention: false, // only the gateway calls subgraphs, with a signed envelope
@@ -92,8 +93,7 @@ export async function startSubgraph<S, L extends Record<string, unknown>>(
     includeStacktraceInErrorResponses: false,
     // Federated traces for Apollo Studio, sent only when the gateway asks (usage reporting on).
     plugins: [ApolloServerPluginInlineTrace({ includeErrors: { masked: true } })],
-    formatError: (formatted, error) =>
-      maskError(formatted, error, { exposeInternals, onInternal: (err) => logger.error('unexpected error', { err }) }),
+    formatError: (formatted, error) => maskError(formatted, error, maskOptions),
   });
   await apollo.start();
 
@@ -190,9 +190,10 @@ export async function startSubgraph<S, L extends Record<string, unknown>>(
         return true;
       },
       context: (ctx) => contextOf(ctx.extra.envelope!),
-      onError: (_ctx, _id, _payload, errors) => {
-        for (const error of errors) logger.warn('subscription error', { message: error.message });
-      },
+      // Subscription errors are masked like HTTP ones: domain errors keep their code.
+      onNext: (_ctx, _id, _payload, _args, result) =>
+        result.errors ? ({ ...result, errors: result.errors.map((e) => maskError(e.toJSON(), e, maskOptions)) } as never) : undefined,
+      onError: (_ctx, _id, _payload, errors) => errors.map((e) => maskError(e.toJSON(), e, maskOptions)) as never,
     },
     wss,
   );

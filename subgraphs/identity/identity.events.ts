@@ -23,5 +23,3 @@ export class IdentityEvents {
     this.principalChanged({ userId });
   }
 }
-
-export { MembershipEventKind };

@@ -5,11 +5,11 @@ import { ApiKey, CreatedApiKey } from './api-key.types';
 
 @Resolver(() => ApiKey)
 export class ApiKeyResolver {
-  constructor(private readonly apiKeys: ApiKeyService) {}
+  constructor(private readonly service: ApiKeyService) {}
 
   @Query(() => [ApiKey], { description: "The caller's keys that are not revoked." })
   apiKeys(@Ctx() ctx: IdentityContext): Promise<ApiKey[]> {
-    return this.apiKeys.list(ctx);
+    return this.service.list(ctx);
   }
 
   @Mutation(() => CreatedApiKey, { description: 'A new key acting as the caller; the key is shown only in this answer.' })
@@ -18,11 +18,11 @@ export class ApiKeyResolver {
     @Arg('expiresInDays', () => Int, { nullable: true }) expiresInDays: number | null | undefined,
     @Ctx() ctx: IdentityContext,
   ): Promise<CreatedApiKey> {
-    return this.apiKeys.create(ctx, { name, expiresInDays });
+    return this.service.create(ctx, { name, expiresInDays });
   }
 
   @Mutation(() => ApiKey)
   revokeApiKey(@Arg('id', () => ID) id: string, @Ctx() ctx: IdentityContext): Promise<ApiKey> {
-    return this.apiKeys.revoke(ctx, { id });
+    return this.service.revoke(ctx, { id });
   }
 }

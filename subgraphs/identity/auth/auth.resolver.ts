@@ -5,20 +5,20 @@ import { AuthPayload } from './auth.types';
 
 @Resolver()
 export class AuthResolver {
-  constructor(private readonly auth: AuthService) {}
+  constructor(private readonly service: AuthService) {}
 
   @Mutation(() => AuthPayload, { description: 'Public. Signs in with a username and password.' })
   login(@Arg('username', () => String) username: string, @Arg('password', () => String) password: string, @Ctx() ctx: IdentityContext): Promise<AuthPayload> {
-    return this.auth.login(ctx, { username, password });
+    return this.service.login(ctx, { username, password });
   }
 
   @Mutation(() => AuthPayload, { description: 'Public. Trades a refresh token for new tokens; the old one is spent.' })
   refresh(@Arg('refreshToken', () => String) refreshToken: string, @Ctx() ctx: IdentityContext): Promise<AuthPayload> {
-    return this.auth.refresh(ctx, { refreshToken });
+    return this.service.refresh(ctx, { refreshToken });
   }
 
   @Mutation(() => Boolean, { description: "Public. Revokes the refresh token's session (its whole family)." })
   logout(@Arg('refreshToken', () => String) refreshToken: string, @Ctx() ctx: IdentityContext): Promise<boolean> {
-    return this.auth.logout(ctx, { refreshToken });
+    return this.service.logout(ctx, { refreshToken });
   }
 }

@@ -44,12 +44,13 @@ export class AuthService {
     const { users, throttle } = this.deps;
     const username = typeof input.username === 'string' ? input.username : '';
     const password = typeof input.password === 'string' ? input.password : '';
-    await throttle.check(username, ctx.clientIp);
+    const address = ctx.clientIp || 'unknown';
+    await throttle.check(username, address);
     const plausible = username.length > 0 && username.length <= MAX_USERNAME_LENGTH && password.length <= MAX_PASSWORD_LENGTH;
     const user = plausible ? await users.findByUsername(username) : null;
     const verified = user && !user.disabledAt ? await verifyPassword(user.passwordHash, password) : plausible && (await verifyAgainstDummy(password));
     if (!user || !verified) {
-      await throttle.recordFailure(username, ctx.clientIp);
+      await throttle.recordFailure(username, address);
       throw new UnauthenticatedError(INVALID_CREDENTIALS);
     }
     await throttle.recordSuccess(username);

@@ -5,16 +5,16 @@ import { User, WorkspaceMembership } from './user.types';
 
 @Resolver(() => User)
 export class UserResolver {
-  constructor(private readonly users: UserService) {}
+  constructor(private readonly service: UserService) {}
 
   @Query(() => User, { description: 'The caller.' })
   profile(@Ctx() ctx: IdentityContext): Promise<User> {
-    return this.users.profile(ctx);
+    return this.service.profile(ctx);
   }
 
   @Query(() => User, { description: 'A user: administrators read anyone, others only themselves.' })
   user(@Arg('id', () => ID) id: string, @Ctx() ctx: IdentityContext): Promise<User> {
-    return this.users.get(ctx, { id });
+    return this.service.get(ctx, { id });
   }
 
   @Mutation(() => User, { description: 'Administrators only. The user gets a personal workspace.' })
@@ -23,11 +23,11 @@ export class UserResolver {
     @Arg('password', () => String) password: string,
     @Ctx() ctx: IdentityContext,
   ): Promise<User> {
-    return this.users.create(ctx, { username, password });
+    return this.service.create(ctx, { username, password });
   }
 
   @FieldResolver(() => [WorkspaceMembership])
   workspaces(@Root() user: User, @Ctx() ctx: IdentityContext): Promise<WorkspaceMembership[]> {
-    return this.users.workspacesOf(ctx, user);
+    return this.service.workspacesOf(ctx, user);
   }
 }

@@ -8,7 +8,7 @@ import { WorkspaceMember } from './workspace.types';
 
 @Resolver(() => WorkspaceMember)
 export class WorkspaceMemberResolver {
-  constructor(private readonly workspaces: WorkspaceService) {}
+  constructor(private readonly service: WorkspaceService) {}
 
   @Mutation(() => WorkspaceMember, { description: 'Adds a user, or changes the role of a member. Needs admin or owner.' })
   addWorkspaceMember(
@@ -17,16 +17,16 @@ export class WorkspaceMemberResolver {
     @Arg('role', () => WorkspaceRoleEnum) role: WorkspaceRole,
     @Ctx() ctx: IdentityContext,
   ): Promise<WorkspaceMember> {
-    return this.workspaces.addMember(ctx, { workspaceId, userId, role });
+    return this.service.addMember(ctx, { workspaceId, userId, role });
   }
 
   @Mutation(() => Boolean, { description: 'Removes a member (or leaves); the last owner cannot go.' })
   removeWorkspaceMember(@Arg('workspaceId', () => ID) workspaceId: string, @Arg('userId', () => ID) userId: string, @Ctx() ctx: IdentityContext): Promise<boolean> {
-    return this.workspaces.removeMember(ctx, { workspaceId, userId });
+    return this.service.removeMember(ctx, { workspaceId, userId });
   }
 
   @FieldResolver(() => User)
   user(@Root() member: WorkspaceMember, @Ctx() ctx: IdentityContext): Promise<User> {
-    return this.workspaces.memberUser(ctx, { member });
+    return this.service.memberUser(ctx, { member });
   }
 }

@@ -5,25 +5,25 @@ import { Workspace, WorkspaceMember } from './workspace.types';
 
 @Resolver(() => Workspace)
 export class WorkspaceResolver {
-  constructor(private readonly workspaces: WorkspaceService) {}
+  constructor(private readonly service: WorkspaceService) {}
 
   @Query(() => [Workspace], { description: "The caller's workspaces." })
   workspaces(@Ctx() ctx: IdentityContext): Promise<Workspace[]> {
-    return this.workspaces.list(ctx);
+    return this.service.list(ctx);
   }
 
   @Query(() => Workspace, { description: 'One of the caller’s workspaces; others answer NOT_FOUND.' })
   workspace(@Arg('id', () => ID) id: string, @Ctx() ctx: IdentityContext): Promise<Workspace> {
-    return this.workspaces.get(ctx, { id });
+    return this.service.get(ctx, { id });
   }
 
   @Mutation(() => Workspace, { description: 'A shared workspace; the caller becomes its owner.' })
   createWorkspace(@Arg('name', () => String) name: string, @Ctx() ctx: IdentityContext): Promise<Workspace> {
-    return this.workspaces.create(ctx, { name });
+    return this.service.create(ctx, { name });
   }
 
   @FieldResolver(() => [WorkspaceMember])
   members(@Root() workspace: Workspace, @Ctx() ctx: IdentityContext): Promise<WorkspaceMember[]> {
-    return this.workspaces.members(ctx, { workspaceId: workspace.id });
+    return this.service.members(ctx, { workspace });
   }
 }

@@ -43,13 +43,19 @@ export class WorkspaceService {
     return toWorkspace(row, 'owner');
   }
 
-  async members(ctx: Ctx, input: { workspaceId: string }): Promise<WorkspaceMember[]> {
-    requireWorkspaceRole(ctx, input.workspaceId);
-    return ctx.loaders.workspaceMembers.load(input.workspaceId);
+  /**
+   * Workspace.members. The parent Workspace was answered to this caller by a checked call of
+   * this service (possibly one that just created it, which the request's principal cannot know
+   * yet), so it is the proof of access.
+   */
+  async members(ctx: Ctx, input: { workspace: Workspace }): Promise<WorkspaceMember[]> {
+    requireUser(ctx);
+    return ctx.loaders.workspaceMembers.load(input.workspace.id);
   }
 
+  /** WorkspaceMember.user; the parent member was likewise answered by a checked call. */
   async memberUser(ctx: Ctx, input: { member: WorkspaceMember }): Promise<User> {
-    requireWorkspaceRole(ctx, input.member.workspaceId);
+    requireUser(ctx);
     const user = await ctx.loaders.users.load(input.member.userId);
     if (!user) throw new NotFoundError('User', input.member.userId);
     return user;
