@@ -9,8 +9,8 @@ export interface RouteMatch<T> {
   entry?: T;
   /** Path parameters, decoded. */
   params: Record<string, string>;
-  /** Every method the matched path answers to, for `Allow`. */
-  methods: string[];
+  /** Every entry of the matched path by method (`*` for any), for `Allow`. */
+  methods: ReadonlyMap<string, T>;
 }
 
 interface TrieNode<T> {
@@ -63,52 +63,50 @@ export class RouteMatcher<T> {
    * path matches. Throws MalformedPathError on bad percent-encoding in a parameter.
    */
   match(method: string, path: string): RouteMatch<T> | undefined {
-    const segments = path.split('/');
     // A path starts with '/', so segments[0] is ''; empty segments elsewhere match nothing.
-    let fallback: RouteMatch<T> | undefined;
-    const params: string[] = [];
-    const names: string[] = [];
-
-    const visit = (node: TrieNode<T>, index: number): RouteMatch<T> | undefined => {
-      if (index === segments.length) {
-        if (!node.methods) return undefined;
-        return this.found(node.methods, method, names, params, (m) => (fallback ??= m));
-      }
-      const segment = segments[index];
-      if (segment === '') return undefined;
-      const literal = node.literal.get(segment);
-      if (literal) {
-        const hit = visit(literal, index + 1);
-        if (hit) return hit;
-      }
-      if (node.param) {
-        names.push(node.param.name);
-        params.push(segment);
-        const hit = visit(node.param.node, index + 1);
-        if (hit) return hit;
-        names.pop();
-        params.pop();
-      }
-      if (node.wildcard) return this.found(node.wildcard, method, names, params, (m) => (fallback ??= m));
-      return undefined;
-    };
-
-    return visit(this.root, 1) ?? fallback;
+    const search: Search<T> = { method, segments: path.split('/'), names: [], values: [] };
+    return this.visit(this.root, 1, search) ?? search.fallback;
   }
 
-  private found(
-    methods: Map<string, T>,
-    method: string,
-    names: string[],
-    values: string[],
-    remember: (m: RouteMatch<T>) => void,
-  ): RouteMatch<T> | undefined {
-    const entry = methods.get(method) ?? methods.get('*');
-    const match = { entry, params: decodeParams(names, values), methods: [...methods.keys()] };
+  private visit(node: TrieNode<T>, index: number, search: Search<T>): RouteMatch<T> | undefined {
+    const { segments } = search;
+    if (index === segments.length) return node.methods ? this.found(node.methods, search) : undefined;
+    const segment = segments[index];
+    if (segment === '') return undefined;
+    const literal = node.literal.get(segment);
+    if (literal) {
+      const hit = this.visit(literal, index + 1, search);
+      if (hit) return hit;
+    }
+    if (node.param) {
+      search.names.push(node.param.name);
+      search.values.push(segment);
+      const hit = this.visit(node.param.node, index + 1, search);
+      if (hit) return hit;
+      search.names.pop();
+      search.values.pop();
+    }
+    return node.wildcard ? this.found(node.wildcard, search) : undefined;
+  }
+
+  /** The match when the path's methods include the request's; otherwise remembered for `Allow`. */
+  private found(methods: Map<string, T>, search: Search<T>): RouteMatch<T> | undefined {
+    const entry = methods.get(search.method) ?? methods.get('*');
+    if (!entry && search.fallback) return undefined;
+    const match = { entry, params: decodeParams(search.names, search.values), methods };
     if (entry) return match;
-    remember(match);
+    search.fallback = match;
     return undefined;
   }
+}
+
+interface Search<T> {
+  method: string;
+  segments: string[];
+  names: string[];
+  values: string[];
+  /** The first path that matched without the method. */
+  fallback?: RouteMatch<T>;
 }
 
 function decodeParams(names: string[], values: string[]): Record<string, string> {

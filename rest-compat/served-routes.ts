@@ -17,7 +17,7 @@ export interface ServedRoute {
   sofaKey: string;
   status: number;
   public: boolean;
-  /** First path segment of the spec path, used as the OpenAPI tag. */
+  /** The resource area, used as the OpenAPI tag: `auth`, `secrets`… */
   tag: string;
   description: string;
   args: RouteArgument[];
@@ -78,7 +78,7 @@ export function resolveServedRoutes(schema: GraphQLSchema, table: readonly Route
       sofaKey: `${rootType.name}.${fieldName}`,
       status: route.status ?? 200,
       public: route.public ?? false,
-      tag: route.path.split('/')[1],
+      tag: tagOf(route.path),
       description: field.description ?? '',
       args: routeArguments(field.args, pathParams),
       readsBody: route.method === 'POST' || route.method === 'PUT' || route.method === 'PATCH',
@@ -88,4 +88,10 @@ export function resolveServedRoutes(schema: GraphQLSchema, table: readonly Route
     throw new RouteTableError(`rest-compat: the route table does not fit the API schema:\n  - ${problems.join('\n  - ')}`);
   }
   return served;
+}
+
+/** `/auth/login` → auth; `/workspaces/{workspaceId}/secrets/…` → secrets. */
+function tagOf(path: string): string {
+  const segments = path.split('/');
+  return segments[1] === 'workspaces' && segments[3] ? segments[3] : segments[1];
 }

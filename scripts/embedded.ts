@@ -107,7 +107,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     child = spawn(
       binaries.postgres,
       ['-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'logging_collector=off'],
-      { stdio: ['ignore', logFd, logFd], detached: true, env: { ...process.env, LC_MESSAGES: 'C' }, ...(owner ?? {}) },
+      { stdio: ['ignore', logFd, logFd], detached: true, env: childEnv({ LC_MESSAGES: 'C' }), ...(owner ?? {}) },
     );
   } finally {
     closeSync(logFd);
@@ -182,7 +182,7 @@ export async function startEmbeddedRedis(options: EmbeddedRedisOptions): Promise
     child = spawn(
       binary,
       ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no', '--protected-mode', 'yes'],
-      { stdio: ['ignore', logFd, logFd], detached: true },
+      { stdio: ['ignore', logFd, logFd], detached: true, env: childEnv() },
     );
   } finally {
     closeSync(logFd);
@@ -254,6 +254,11 @@ function assertReachableBy(user: string, paths: string[]): void {
       );
     }
   }
+}
+
+/** The servers get a bare environment: the platform's secrets stay out of their processes. */
+function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', ...extra };
 }
 
 function systemUser(name: string): { uid: number; gid: number } | undefined {
@@ -362,7 +367,8 @@ async function stopChild(child: ChildProcess, exited: Promise<string>, signals: 
   if (child.exitCode !== null || child.signalCode !== null) return;
   for (const [signal, waitMs] of signals) {
     child.kill(signal);
-    const done = await Promise.race([exited.then(() => true), delay(waitMs).then(() => false)]);
+    // An unref'd timer: the race must not keep the process alive once the child is gone.
+    const done = await Promise.race([exited.then(() => true), delay(waitMs, false, { ref: false })]);
     if (done) return;
   }
 }

@@ -8,11 +8,10 @@
  *            in front of the same subgraph (the baseline the issue quotes)
  * Each is run saturated (requests/s, p50/p99) and at a fixed 200 requests/s (p50/p99), and
  * ratios are reported. Every service runs in its own process, as docker-compose runs them;
- * the load generator is autocannon in this process.
+ * the load generator (bench/load.ts) runs in this process.
  *
  * Usage: npm run bench:gateway [-- --duration 10 --connections 16]
  */
-import autocannon from 'autocannon';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -21,6 +20,10 @@ import { dropDatabase, ensureDatabase } from '../../core/database';
 import { REPO_ROOT } from '../../core/paths';
 import { ENVELOPE_HEADER, signEnvelope } from '../../core/principal';
 import { loadConfig } from '../../core/config';
+import { apiSchemaOf } from '../../gateway';
+import { createRestHandler } from '../../rest-compat';
+import { createLogger } from '../../core/logger';
+import { fixedRate, saturate, type BenchRequest, type LoadResult } from '../load';
 
 const args = process.argv.slice(2);
 const arg = (name: string, fallback: number) => {
@@ -33,15 +36,7 @@ const FIXED_RATE = 200;
 const PG_ADMIN = process.env.BENCH_DATABASE_ADMIN_URL ?? 'postgres://root@127.0.0.1:5432/postgres';
 const REDIS = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PORTS = { identity: 14101, gateway: 14180, stock: 14190 };
-const QUERY = '{ profile { id username isAdmin defaultWorkspaceId totpEnabled createdAt updatedAt } }';
-
-interface Measure {
-  rps: number;
-  p50: number;
-  p99: number;
-  errors: number;
-  non2xx: number;
-}
+const QUERY = restOperation();
 
 function start(name: string, script: string, env: Record<string, string>): ChildProcess {
   const child = spawn(process.execPath, [path.join(REPO_ROOT, 'dist', script)], {
@@ -69,29 +64,22 @@ async function waitFor(url: string, timeoutMs = 60_000, anyAnswer = false): Prom
   throw new Error(`${url} did not come up`);
 }
 
-function run(opts: autocannon.Options): Promise<Measure> {
-  return new Promise((resolve, reject) => {
-    autocannon(opts, (err, result) => {
-      if (err) return reject(err);
-      resolve({
-        rps: result.requests.average,
-        p50: result.latency.p50,
-        p99: result.latency.p99,
-        errors: result.errors + result.timeouts,
-        non2xx: result.non2xx,
-      });
-    });
-  });
+async function measure(name: string, request: BenchRequest) {
+  // Warm-up: JIT, caches, query plans, connection pools.
+  await saturate(request, CONNECTIONS, 3);
+  const saturated = await saturate(request, CONNECTIONS, DURATION);
+  const fixed = await fixedRate(request, FIXED_RATE, DURATION);
+  const ms = (v: number) => v.toFixed(2);
+  console.log(`${name.padEnd(8)} saturated ${saturated.rps.toFixed(0)} req/s p50 ${ms(saturated.p50)} ms p99 ${ms(saturated.p99)} ms | @${FIXED_RATE}/s p50 ${ms(fixed.p50)} ms p99 ${ms(fixed.p99)} ms | failures ${saturated.failures + fixed.failures}`);
+  if (saturated.failures + fixed.failures > 0) throw new Error(`${name}: requests failed`);
+  return { saturated, fixed };
 }
 
-async function measure(name: string, request: Pick<autocannon.Options, 'url' | 'method' | 'headers' | 'body'>) {
-  // Warm-up: JIT, caches, query plans, connection pools.
-  await run({ ...request, connections: CONNECTIONS, duration: 3 });
-  const saturated = await run({ ...request, connections: CONNECTIONS, duration: DURATION });
-  const fixed = await run({ ...request, connections: 8, duration: DURATION, overallRate: FIXED_RATE });
-  console.log(`${name.padEnd(8)} saturated ${saturated.rps.toFixed(0)} req/s p50 ${saturated.p50} ms p99 ${saturated.p99} ms | @${FIXED_RATE}/s p50 ${fixed.p50} ms p99 ${fixed.p99} ms | errors ${saturated.errors + fixed.errors} non2xx ${saturated.non2xx + fixed.non2xx}`);
-  if (saturated.non2xx + fixed.non2xx + saturated.errors + fixed.errors > 0) throw new Error(`${name}: requests failed`);
-  return { saturated, fixed };
+/** The GraphQL operation the REST layer sends for GET /auth/profile: the same data both ways. */
+function restOperation(): string {
+  const schema = apiSchemaOf(readFileSync(path.join(REPO_ROOT, 'gateway', 'supergraph.graphql'), 'utf8'));
+  const handler = createRestHandler({ config: loadConfig({ NODE_ENV: 'test' }), logger: createLogger('silent'), schema, execute: async () => ({}) });
+  return handler.operations['GET /auth/profile'];
 }
 
 async function main(): Promise<void> {
@@ -153,13 +141,13 @@ async function main(): Promise<void> {
       `## bench/gateway — ${new Date().toISOString().slice(0, 10)}`,
       '',
       `Command: \`npm run bench:gateway -- --duration ${DURATION} --connections ${CONNECTIONS}\``,
-      `Machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}; each service in its own process, autocannon in another, all on loopback.`,
-      `Query: \`${QUERY}\` (identity subgraph, one PostgreSQL read per request); REST: \`GET /v1/auth/profile\`.`,
+      `Machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}; each service in its own process, the load generator (bench/load.ts, undici, open loop at the fixed rate) in another, all on loopback.`,
+      `Query: \`${QUERY.replace(/\s+/g, " ")}\` (identity subgraph; the operation the REST route sends, so both fetch the same data); REST: \`GET /v1/auth/profile\`.`,
       '',
       '| path | saturated req/s | p50 ms | p99 ms | @200 req/s p50 ms | @200 req/s p99 ms |',
       '|---|---|---|---|---|---|',
       ...Object.entries({ direct, gateway, rest, 'stock gateway': stock }).map(
-        ([name, m]) => `| ${name} | ${m.saturated.rps.toFixed(0)} | ${m.saturated.p50} | ${m.saturated.p99} | ${m.fixed.p50} | ${m.fixed.p99} |`,
+        ([name, m]) => `| ${name} | ${m.saturated.rps.toFixed(0)} | ${m.saturated.p50.toFixed(2)} | ${m.saturated.p99.toFixed(2)} | ${m.fixed.p50.toFixed(2)} | ${m.fixed.p99.toFixed(2)} |`,
       ),
       '',
       `- gateway / direct throughput: **${ratio(gateway.saturated.rps, direct.saturated.rps)}** (target ≥ 0.5; stock gateway here: ${ratio(stock.saturated.rps, direct.saturated.rps)})`,

@@ -1,0 +1,182 @@
+import { buildSchema, execute, type GraphQLSchema } from 'graphql';
+import { NotFoundError, RateLimitedError, UnauthenticatedError, ValidationError, maskError } from '../../core/errors';
+import type { RestExecutor, RestOperation } from '../types';
+
+/**
+ * A small in-process stand-in for the gateway in unit tests: a graphql-js schema with the field
+ * names of the served routes, resolvers that throw core/errors DomainErrors, and an executor that
+ * masks errors the way the gateway does.
+ */
+export const LOCAL_SDL = /* GraphQL */ `
+  scalar DateTime
+
+  enum Role { ADMIN MEMBER }
+  enum SecretKind { PLAIN FILE }
+
+  type User {
+    id: ID!
+    username: String!
+    role: Role!
+    createdAt: DateTime!
+    "Has an argument: sofa must select it without one."
+    workspaces(page: Int): [Workspace!]!
+    "Has a required argument: left out of REST selections."
+    membership(workspaceId: ID!): String
+  }
+
+  type Workspace {
+    id: ID!
+    name: String!
+    owner: User!
+  }
+
+  type LoginPayload {
+    accessToken: String!
+    refreshToken: String!
+    tokenType: String!
+    expiresIn: Int!
+    user: User!
+  }
+
+  type ApiKey {
+    id: ID!
+    name: String!
+    key: String!
+    expiresAt: DateTime
+  }
+
+  type Secret {
+    id: ID!
+    workspaceId: ID!
+    key: String!
+    kind: SecretKind!
+    createdAt: DateTime!
+    updatedAt: DateTime!
+    createdBy: User
+  }
+
+  type SecretPage {
+    data: [Secret!]!
+    total: Int!
+    page: Int!
+    limit: Int!
+  }
+
+  type SearchResult {
+    kind: SecretKind
+    exact: Boolean
+    score: Float
+    tags: [String!]
+    page: Int
+  }
+
+  type Query {
+    "The caller's profile."
+    profile: User!
+    secrets(workspaceId: ID!, page: Int, limit: Int): SecretPage!
+    secret(workspaceId: ID!, secretId: ID!): Secret!
+    "Test-only: echoes its coerced arguments."
+    search(kind: SecretKind, exact: Boolean, score: Float, tags: [String!], page: Int = 1): SearchResult!
+    notServed: String
+  }
+
+  type Mutation {
+    login(username: String!, password: String!): LoginPayload!
+    refresh(refreshToken: String!): LoginPayload!
+    createApiKey(name: String!, expiresInDays: Int): ApiKey!
+    createSecret(workspaceId: ID!, key: String!, value: String!, kind: SecretKind = PLAIN): Secret!
+    updateSecret(workspaceId: ID!, secretId: ID!, key: String, value: String): Secret!
+    deleteSecret(workspaceId: ID!, secretId: ID!): Boolean!
+    "Test-only: always rate limited."
+    burst: Boolean!
+    "Test-only: fails with an unexpected error."
+    explode: Boolean!
+  }
+`;
+
+const NOW = '2024-01-01T00:00:00.000Z';
+const USER = { id: 'usr_1', username: 'admin', role: 'ADMIN', createdAt: NOW, workspaces: [{ id: 'wsp_1', name: 'Main', owner: null as unknown }], membership: 'owner' };
+USER.workspaces[0].owner = USER;
+
+export interface LocalGraph {
+  schema: GraphQLSchema;
+  execute: RestExecutor;
+  /** Every operation the executor received. */
+  calls: RestOperation[];
+}
+
+export function createLocalGraph(): LocalGraph {
+  const schema = buildSchema(LOCAL_SDL);
+  const secrets = new Map<string, Record<string, unknown>>();
+  let nextId = 1;
+
+  const requireKey = (req: RestOperation['req']) => {
+    if (req.headers['x-api-key'] !== 'test-key' && req.headers.authorization !== 'Bearer test-token') throw new UnauthenticatedError();
+  };
+  const findSecret = (workspaceId: string, secretId: string) => {
+    const secret = secrets.get(secretId);
+    if (!secret || secret.workspaceId !== workspaceId) throw new NotFoundError('Secret', secretId);
+    return secret;
+  };
+
+  const root = {
+    profile: (_: unknown, ctx: RestOperation) => (requireKey(ctx.req), USER),
+    secrets: (args: { workspaceId: string; page?: number; limit?: number }, ctx: RestOperation) => {
+      requireKey(ctx.req);
+      const page = args.page ?? 1;
+      const limit = args.limit ?? 20;
+      if (limit > 100) throw new ValidationError('limit must be at most 100', { field: 'limit' });
+      const all = [...secrets.values()].filter((s) => s.workspaceId === args.workspaceId);
+      return { data: all.slice((page - 1) * limit, page * limit), total: all.length, page, limit };
+    },
+    secret: (args: { workspaceId: string; secretId: string }, ctx: RestOperation) => (requireKey(ctx.req), findSecret(args.workspaceId, args.secretId)),
+    search: (args: Record<string, unknown>) => args,
+    login: (args: { username: string; password: string }) => {
+      if (args.username !== 'admin' || args.password !== 'pw') throw new UnauthenticatedError('Invalid username or password');
+      return { accessToken: 'test-token', refreshToken: 'refresh', tokenType: 'Bearer', expiresIn: 900, user: USER };
+    },
+    refresh: (args: { refreshToken: string }) => {
+      if (args.refreshToken !== 'refresh') throw new UnauthenticatedError('Invalid refresh token');
+      return { accessToken: 'test-token', refreshToken: 'refresh2', tokenType: 'Bearer', expiresIn: 900, user: USER };
+    },
+    createApiKey: (args: { name: string; expiresInDays?: number }, ctx: RestOperation) => {
+      requireKey(ctx.req);
+      return { id: 'key_1', name: args.name, key: 'pk_secret', expiresAt: args.expiresInDays ? NOW : null };
+    },
+    createSecret: (args: { workspaceId: string; key: string; value: string; kind: string }, ctx: RestOperation) => {
+      requireKey(ctx.req);
+      const secret = { id: `sec_${nextId++}`, workspaceId: args.workspaceId, key: args.key, kind: args.kind, createdAt: NOW, updatedAt: NOW, createdBy: USER };
+      secrets.set(secret.id, secret);
+      return secret;
+    },
+    updateSecret: (args: { workspaceId: string; secretId: string; key?: string; value?: string }, ctx: RestOperation) => {
+      requireKey(ctx.req);
+      const secret = findSecret(args.workspaceId, args.secretId);
+      if (args.key !== undefined) secret.key = args.key;
+      return secret;
+    },
+    deleteSecret: (args: { workspaceId: string; secretId: string }, ctx: RestOperation) => {
+      requireKey(ctx.req);
+      findSecret(args.workspaceId, args.secretId);
+      return secrets.delete(args.secretId);
+    },
+    burst: () => {
+      throw new RateLimitedError('Too many requests', 2.5);
+    },
+    explode: () => {
+      throw new Error('database password is hunter2');
+    },
+  };
+
+  const calls: RestOperation[] = [];
+  const executor: RestExecutor = async (op) => {
+    calls.push(op);
+    const result = await execute({ schema, document: op.document, variableValues: op.variables, operationName: op.operationName, rootValue: root, contextValue: op });
+    return {
+      data: result.data as Record<string, unknown> | null | undefined,
+      errors: result.errors?.map((error) => maskError(error.toJSON(), error)),
+      headers: { 'x-ratelimit-remaining': '99' },
+    };
+  };
+  return { schema, execute: executor, calls };
+}

@@ -1,0 +1,114 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { apiSchemaOf } from '../gateway';
+import { SUPERGRAPH_PATH } from '../gateway/compose';
+import { loadConfig } from '../core/config';
+import { createLogger } from '../core/logger';
+import { createRestHandler } from '../rest-compat';
+import { ROUTES } from '../rest-compat/routes';
+
+/**
+ * The route table against the spec, both ways: every method and path of the spec's Endpoints
+ * section is in the table (served or pending), the table has nothing the spec lacks, and every
+ * served route's field exists in the composed API schema.
+ */
+const SPEC_PATH = path.resolve(__dirname, '../../shared/spec/000_96a837eb879bfde7.txt');
+const METHOD_LIST = /^(GET|POST|PUT|PATCH|DELETE)(, (GET|POST|PUT|PATCH|DELETE))*$/;
+
+interface SpecRoute {
+  method: string;
+  path: string;
+}
+
+/** Every route of the spec's Endpoints section: table rows, and the prose routes without methods (`*`). */
+function specRoutes(text: string): { table: SpecRoute[]; prose: SpecRoute[] } {
+  const section = text.slice(text.indexOf('\n## Endpoints'), text.indexOf('\n## ', text.indexOf('\n## Endpoints') + 1));
+  const table: SpecRoute[] = [];
+  const prose: SpecRoute[] = [];
+  for (const line of section.split('\n')) {
+    const cells = line.split('|').map((c) => c.trim());
+    if (line.startsWith('|') && METHOD_LIST.test(cells[1])) {
+      // "/notebooks/config (defaults)": the parenthetical is a note, not part of the path.
+      const routePath = cells[2].replace(/\s*\(.*\)$/, '');
+      for (const method of cells[1].split(', ')) table.push({ method, path: routePath });
+    } else if (/routes exist|route families/.test(line)) {
+      // "Four TOTP routes exist: /a, /b." / "…routes exist outside the /workflows prefix at /x and /y."
+      const list = line.includes(': ') ? line.slice(line.indexOf(': ') + 2) : line.slice(line.lastIndexOf(' at ') + 4);
+      for (const match of list.matchAll(/\/[A-Za-z0-9_\-{}./*]+/g)) prose.push({ method: '*', path: match[0].replace(/\.$/, '') });
+    }
+  }
+  return { table, prose };
+}
+
+const key = (r: SpecRoute) => `${r.method} ${r.path}`;
+const spec = specRoutes(readFileSync(SPEC_PATH, 'utf8'));
+
+describe('route table against the spec', () => {
+  it('reads the whole Endpoints section of the spec', () => {
+    expect(spec.table.length).toBe(245);
+    expect(spec.prose.map(key).sort()).toEqual(
+      [
+        '* /auth/totp/setup',
+        '* /auth/totp/verify',
+        '* /auth/totp/verify-setup',
+        '* /auth/totp/disable',
+        '* /webhooks/v1/{workflowId}/{nodeId}',
+        '* /webhooks/v1/{workflowId}/{nodeId}/*',
+        '* /ai-gateway/vendor-a/v1/*',
+        '* /ai-gateway/vendor-b/v1/*',
+        '* /ai-gateway/vendor-c/v1beta/*',
+      ].sort(),
+    );
+    expect(spec.table.map(key)).toEqual(expect.arrayContaining(['GET /notebooks/config', 'GET /v1/vendor-proxy/status', 'POST /ai-gateway/oauth/vendor-a/*', 'DELETE /analytics/funnels/{id}']));
+  });
+
+  it('has every spec route, served or pending', () => {
+    const inTable = new Set(ROUTES.map(key));
+    const missing = [...spec.table, ...spec.prose].map(key).filter((k) => !inTable.has(k));
+    expect(missing).toEqual([]);
+  });
+
+  it('has no route the spec lacks, and each route once', () => {
+    const inSpec = new Set([...spec.table, ...spec.prose].map(key));
+    expect(ROUTES.map(key).filter((k) => !inSpec.has(k))).toEqual([]);
+    expect(new Set(ROUTES.map(key)).size).toBe(ROUTES.length);
+  });
+
+  it('marks each route served (a Query or Mutation field) or pending (with a reason), never both', () => {
+    for (const route of ROUTES) {
+      expect({ route: key(route), ok: Boolean(route.field) !== Boolean(route.pending) }).toEqual({ route: key(route), ok: true });
+      if (route.field) expect(route.field).toMatch(/^(Query|Mutation)\.[A-Za-z_]\w*$/);
+      if (route.pending) expect(route.pending.length).toBeGreaterThan(10);
+    }
+  });
+
+  it('serves the routes given to the REST layer so far', () => {
+    expect(ROUTES.filter((r) => r.field).map((r) => `${key(r)} → ${r.field}${r.status ? ` ${r.status}` : ''}`)).toEqual([
+      'POST /auth/login → Mutation.login',
+      'POST /auth/refresh → Mutation.refresh',
+      'POST /auth/api-keys → Mutation.createApiKey 201',
+      'GET /auth/profile → Query.profile',
+      'GET /workspaces/{workspaceId}/secrets → Query.secrets',
+      'POST /workspaces/{workspaceId}/secrets → Mutation.createSecret 201',
+      'GET /workspaces/{workspaceId}/secrets/{secretId} → Query.secret',
+      'PATCH /workspaces/{workspaceId}/secrets/{secretId} → Mutation.updateSecret',
+      'DELETE /workspaces/{workspaceId}/secrets/{secretId} → Mutation.deleteSecret',
+    ]);
+  });
+});
+
+describe('route table against the composed API schema', () => {
+  const composed = existsSync(SUPERGRAPH_PATH);
+  (composed ? it : it.skip)('finds every served field in gateway/supergraph.graphql, with its path parameters as arguments', () => {
+    const schema = apiSchemaOf(readFileSync(SUPERGRAPH_PATH, 'utf8'));
+    for (const route of ROUTES.filter((r) => r.field)) {
+      const [root, name] = route.field!.split('.');
+      const field = (root === 'Query' ? schema.getQueryType() : schema.getMutationType())?.getFields()[name];
+      expect({ route: key(route), found: Boolean(field) }).toEqual({ route: key(route), found: true });
+      for (const [, param] of route.path.matchAll(/\{([^}]+)\}/g)) expect(field!.args.map((a) => a.name)).toContain(param);
+    }
+    // The same check the gateway makes at startup, plus sofa's operations validated against the schema.
+    const handler = createRestHandler({ config: loadConfig({ NODE_ENV: 'test' }), logger: createLogger('silent'), schema, execute: async () => ({}) });
+    expect(Object.keys(handler.operations)).toHaveLength(ROUTES.filter((r) => r.field).length);
+  });
+});
