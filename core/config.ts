@@ -79,6 +79,8 @@ export interface PlatformConfig {
   /** Apollo Studio usage reporting, on when set. */
   apolloKey?: string;
   apolloGraphRef?: string;
+  /** Where usage reports go (Apollo's ingress unless set; tests point it at a stand-in). */
+  apolloUsageReportingUrl?: string;
   /** Worker concurrency per queue. @defaultValue 4 */
   workerConcurrency: number;
   /** Cron of the maintenance purge of expired refresh tokens. @defaultValue every hour */
@@ -147,6 +149,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<PlatformCo
   const secretsEncryptionKey = Buffer.from(keyRaw, 'base64');
   if (secretsEncryptionKey.length !== 32) problems.push('SECRETS_ENCRYPTION_KEY must be 32 bytes, base64 encoded (openssl rand -base64 32)');
 
+  if (env.APOLLO_KEY && !env.APOLLO_GRAPH_REF) problems.push('APOLLO_GRAPH_REF (graph-id@variant) is required when APOLLO_KEY is set');
+
   const logLevel = (env.LOG_LEVEL ?? (nodeEnv === 'test' ? 'warn' : 'info')) as PlatformConfig['logLevel'];
   if (!['debug', 'info', 'warn', 'error', 'silent'].includes(logLevel)) problems.push(`LOG_LEVEL must be debug, info, warn, error or silent`);
 
@@ -176,6 +180,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<PlatformCo
     loginFailureWindowSeconds: int('LOGIN_FAILURE_WINDOW_SECONDS', 900, 1, 86400),
     apolloKey: env.APOLLO_KEY || undefined,
     apolloGraphRef: env.APOLLO_GRAPH_REF || undefined,
+    apolloUsageReportingUrl: env.APOLLO_USAGE_REPORTING_URL || undefined,
     workerConcurrency: int('WORKER_CONCURRENCY', 4, 1, 256),
     refreshTokenPurgeCron: env.REFRESH_TOKEN_PURGE_CRON || '0 * * * *',
     logLevel,

@@ -1,6 +1,8 @@
 import { ApolloGateway } from '@apollo/gateway';
 import { Supergraph } from '@apollo/federation-internals';
 import { ApolloServer, HeaderMap, type HTTPGraphQLRequest } from '@apollo/server';
+import { ApolloServerPluginUsageReporting } from '@apollo/server/plugin/usageReporting';
+import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginUsageReportingDisabled } from '@apollo/server/plugin/disabled';
 import { ApolloServerPluginLandingPageLocalDefault, ApolloServerPluginLandingPageProductionDefault } from '@apollo/server/plugin/landingPage/default';
 import { parse, print, type DocumentNode, type GraphQLSchema, type ExecutionResult, type GraphQLFormattedError } from 'graphql';
 import { readFileSync } from 'node:fs';
@@ -73,9 +75,16 @@ export async function startGateway(runtime: PlatformRuntime, options: GatewayOpt
     introspection: config.env !== 'production',
     includeStacktraceInErrorResponses: false,
     validationRules,
-    apollo: config.apolloKey ? { key: config.apolloKey, graphRef: config.apolloGraphRef } : undefined,
+    // Explicit, so Apollo does not also read APOLLO_KEY from the environment behind config's back.
+    apollo: config.apolloKey ? { key: config.apolloKey, graphRef: config.apolloGraphRef } : {},
     formatError: (formatted, error) => maskError(formatted, error, { exposeInternals: false, onInternal: (err) => logger.error('unexpected gateway error', { err }) }),
     plugins: [
+      // No HTTP caching of GraphQL responses: the per-field cache-policy bookkeeping is pure cost.
+      ApolloServerPluginCacheControlDisabled(),
+      // Usage reporting to Apollo Studio, only when a key is configured (federated traces included).
+      ...(config.apolloKey
+        ? [ApolloServerPluginUsageReporting({ endpointUrl: config.apolloUsageReportingUrl, sendReportsImmediately: config.env === 'test' })]
+        : [ApolloServerPluginUsageReportingDisabled()]),
       development ? ApolloServerPluginLandingPageLocalDefault({ embed: true, includeCookies: false }) : ApolloServerPluginLandingPageProductionDefault({ footer: false }),
     ],
   });

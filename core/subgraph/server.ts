@@ -1,5 +1,6 @@
 import { ApolloServer, HeaderMap, type HTTPGraphQLRequest } from '@apollo/server';
 import { ApolloServerPluginInlineTrace } from '@apollo/server/plugin/inlineTrace';
+import { ApolloServerPluginCacheControlDisabled } from '@apollo/server/plugin/disabled';
 import type { GraphQLSchema } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -92,7 +93,7 @@ export async function startSubgraph<S, L extends Record<string, unknown>>(
     introspection: true,
     includeStacktraceInErrorResponses: false,
     // Federated traces for Apollo Studio, sent only when the gateway asks (usage reporting on).
-    plugins: [ApolloServerPluginInlineTrace({ includeErrors: { masked: true } })],
+    plugins: [ApolloServerPluginInlineTrace({ includeErrors: { masked: true } }), ApolloServerPluginCacheControlDisabled()],
     formatError: (formatted, error) => maskError(formatted, error, maskOptions),
   });
   await apollo.start();
