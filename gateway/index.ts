@@ -12,6 +12,7 @@ import type { SubgraphName } from '../core/config';
 import { DomainError } from '../core/errors';
 import { maskError } from '../core/errors/mask';
 import { readBody, sendError, sendJson } from '../core/http';
+import { closeOnce, closeServer } from '../core/lifecycle';
 import type { PlatformRuntime } from '../core/subgraph';
 import { createRestHandler, type RestExecutor } from '../rest-compat';
 import { Authenticator } from './auth';
@@ -222,29 +223,20 @@ export async function startGateway(runtime: PlatformRuntime, options: GatewayOpt
   const url = `http://${host}:${address.port}`;
   logger.info('gateway listening', { rest: `${url}/v1`, graphql: `${url}/graphql` });
 
-  let stopped: Promise<void> | undefined;
   return {
     url,
     upstreamSockets: () => subscriptions.upstreamSockets(),
-    stop() {
-      stopped ??= (async () => {
-        const steps: Array<() => Promise<unknown>> = [
-          () => subscriptions.close(),
-          () => new Promise((resolve) => { server.close(() => resolve(undefined)); server.closeAllConnections(); }),
-          () => apollo.stop(),
-          async () => authenticator.close(),
-          () => Promise.all(dataSources.map((d) => d.close())),
-        ];
-        for (const step of steps) {
-          try {
-            await step();
-          } catch (err) {
-            logger.warn('error while stopping the gateway', { err });
-          }
-        }
-      })();
-      return stopped;
-    },
+    stop: closeOnce(
+      [
+        () => subscriptions.close(),
+        () => closeServer(server),
+        () => apollo.stop(),
+        () => authenticator.close(),
+        () => Promise.all(dataSources.map((d) => d.close())),
+      ],
+      logger,
+      'the gateway',
+    ),
   };
 }
 

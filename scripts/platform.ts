@@ -1,4 +1,5 @@
 import { SUBGRAPH_NAMES, subgraphUrl, type PlatformConfig, type ServiceName, type SubgraphName } from '../core/config';
+import { closeOnce } from '../core/lifecycle';
 import { createLogger } from '../core/logger';
 import { createPlatformPubSub } from '../core/pubsub';
 import { startSubgraph, type PlatformRuntime, type RunningSubgraph } from '../core/subgraph';
@@ -34,22 +35,9 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
   const logger = createLogger(config.logLevel);
   const pubsub = createPlatformPubSub(options.redisUrl, config.redisPrefix);
   const runtime: PlatformRuntime = { config, databaseUrl: options.databaseUrl, redisUrl: options.redisUrl, pubsub, logger, onQuery: options.onQuery };
-  const running: RunningPlatform = { runtime, subgraphs: {}, stop: async () => undefined };
   const stoppers: Array<() => Promise<void>> = [() => pubsub.close()];
-
-  let stopped: Promise<void> | undefined;
-  running.stop = () => {
-    stopped ??= (async () => {
-      for (const stop of stoppers.reverse()) {
-        try {
-          await stop();
-        } catch (err) {
-          logger.warn('error while stopping', { err });
-        }
-      }
-    })();
-    return stopped;
-  };
+  // Stopped in the reverse order of starting.
+  const running: RunningPlatform = { runtime, subgraphs: {}, stop: closeOnce(() => [...stoppers].reverse(), logger, 'the platform') };
 
   try {
     // Subgraphs start one after another: each migrates under one advisory lock anyway.

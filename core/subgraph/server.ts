@@ -9,6 +9,7 @@ import { WebSocketServer } from 'ws';
 import type { DataSource } from 'typeorm';
 import type { SubgraphContext } from '../context';
 import { openSubgraphDatabase } from '../database';
+import { closeOnce, closeServer } from '../lifecycle';
 import { DomainError } from '../errors';
 import { maskError } from '../errors/mask';
 import { errorBody, readBody, sendError, sendJson } from '../http';
@@ -208,7 +209,6 @@ export async function startSubgraph<S, L extends Record<string, unknown>>(
   const url = `http://${host}:${address.port}/graphql`;
   logger.info('subgraph listening', { url });
 
-  let stopped: Promise<void> | undefined;
   return {
     name: definition.name,
     url,
@@ -216,30 +216,21 @@ export async function startSubgraph<S, L extends Record<string, unknown>>(
     schema,
     dataSource,
     openSockets: () => wss.clients.size,
-    stop() {
-      // Idempotent; every step runs even when one fails.
-      stopped ??= (async () => {
-        const steps: Array<() => Promise<unknown>> = [
-          async () => wsCleanup.dispose(),
-          async () => {
-            for (const client of wss.clients) client.terminate();
-            await new Promise((resolve) => wss.close(() => resolve(undefined)));
-          },
-          () => new Promise((resolve) => { server.close(() => resolve(undefined)); server.closeAllConnections(); }),
-          () => apollo.stop(),
-          async () => definition.onStop?.(services),
-          () => redis.quit(),
-          () => dataSource.destroy(),
-        ];
-        for (const step of steps) {
-          try {
-            await step();
-          } catch (err) {
-            logger.warn('error while stopping', { err });
-          }
-        }
-      })();
-      return stopped;
-    },
+    stop: closeOnce(
+      [
+        () => wsCleanup.dispose(),
+        async () => {
+          for (const client of wss.clients) client.terminate();
+          await new Promise((resolve) => wss.close(() => resolve(undefined)));
+        },
+        () => closeServer(server),
+        () => apollo.stop(),
+        () => definition.onStop?.(services),
+        () => redis.quit(),
+        () => dataSource.destroy(),
+      ],
+      logger,
+      `subgraph ${definition.name}`,
+    ),
   };
 }

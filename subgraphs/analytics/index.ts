@@ -1,17 +1,8 @@
-import { defineSubgraph, startSubgraph, type PlatformRuntime } from '../../core/subgraph';
-import { serviceInfoResolver } from '../../core/subgraph/service-info';
+import { startSubgraph, type PlatformRuntime } from '../../core/subgraph';
+import { placeholderSubgraph } from '../../core/subgraph/service-info';
 
-const AnalyticsServiceInfoResolver = serviceInfoResolver('analytics');
-
-/** The analytics domain. It has no records yet; it starts, composes and reports its status. */
-export const analyticsSubgraph = defineSubgraph({
-  name: 'analytics',
-  resolvers: [AnalyticsServiceInfoResolver],
-  entities: [],
-  migrations: [],
-  createServices: () => ({}),
-  createResolvers: () => [new AnalyticsServiceInfoResolver()],
-});
+/** The analytics domain: no records yet; it starts, composes and reports its status. */
+export const analyticsSubgraph = placeholderSubgraph('analytics');
 
 export function start(runtime: PlatformRuntime, port?: number) {
   return startSubgraph(analyticsSubgraph, runtime, port);

@@ -1,17 +1,8 @@
-import { defineSubgraph, startSubgraph, type PlatformRuntime } from '../../core/subgraph';
-import { serviceInfoResolver } from '../../core/subgraph/service-info';
+import { startSubgraph, type PlatformRuntime } from '../../core/subgraph';
+import { placeholderSubgraph } from '../../core/subgraph/service-info';
 
-const ComputeServiceInfoResolver = serviceInfoResolver('compute');
-
-/** The compute domain. It has no records yet; it starts, composes and reports its status. */
-export const computeSubgraph = defineSubgraph({
-  name: 'compute',
-  resolvers: [ComputeServiceInfoResolver],
-  entities: [],
-  migrations: [],
-  createServices: () => ({}),
-  createResolvers: () => [new ComputeServiceInfoResolver()],
-});
+/** The compute domain: no records yet; it starts, composes and reports its status. */
+export const computeSubgraph = placeholderSubgraph('compute');
 
 export function start(runtime: PlatformRuntime, port?: number) {
   return startSubgraph(computeSubgraph, runtime, port);
