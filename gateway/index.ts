@@ -73,6 +73,8 @@ export async function startGateway(runtime: PlatformRuntime, options: GatewayOpt
   const apollo = new ApolloServer<GatewayContext>({
     gateway,
     csrfPrevention: true,
+    // The launcher owns SIGINT/SIGTERM and stops services in order; Apollo must not race it.
+    stopOnTerminationSignals: false,
     introspection: config.env !== 'production',
     includeStacktraceInErrorResponses: false,
     validationRules,

@@ -75,16 +75,19 @@ async function main(): Promise<void> {
     })();
     return shuttingDown;
   };
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.on(signal, () => {
-      if (shuttingDown) {
-        process.stderr.write(`\n${signal} again: exiting without waiting.\n`);
-        process.exit(1);
-      }
-      process.stdout.write(`\n${signal} received, stopping…\n`);
-      void shutdown(signal, 0);
-    });
-  }
+  let firstSignalAt = 0;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (shuttingDown) {
+      // A Ctrl-C reaches us twice (from the terminal and relayed by npm); only a later one means "now".
+      if (Date.now() - firstSignalAt < 1500) return;
+      process.stderr.write(`\n${signal} again: exiting without waiting.\n`);
+      process.exit(1);
+    }
+    firstSignalAt = Date.now();
+    process.stdout.write(`\n${signal} received, stopping (again to exit at once)…\n`);
+    void shutdown(signal, 0);
+  };
+  claimTerminationSignals(onSignal);
 
   try {
     let databaseUrl = config.databaseUrl;
@@ -120,6 +123,7 @@ async function main(): Promise<void> {
 
     const platform = await startPlatform({ config: { ...config, databaseUrl, redisUrl }, databaseUrl, redisUrl });
     stoppers.push({ name: 'platform', stop: () => platform.stop() });
+    claimTerminationSignals(onSignal);
     if (shuttingDown) return;
 
     process.stdout.write(summary(config, settings, platform, { databaseUrl, redisUrl, postgres, redis }));
@@ -127,6 +131,18 @@ async function main(): Promise<void> {
     logger.error('start failed', { err });
     process.stderr.write(`\nStart failed: ${(err as Error).message}\n`);
     await shutdown('start failed', 1);
+  }
+}
+
+/**
+ * Makes `handler` the only SIGINT/SIGTERM listener. The launcher stops everything once, in
+ * order; a server that stops itself on the same signal (Apollo Server does unless told
+ * `stopOnTerminationSignals: false`) races that and can leave the orderly stop waiting forever.
+ */
+function claimTerminationSignals(handler: (signal: NodeJS.Signals) => void): void {
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.removeAllListeners(signal);
+    process.on(signal, handler);
   }
 }
 

@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { hostname } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import { UnrecoverableError, Worker, type Queue } from 'bullmq';
+import { closeOnce } from '../core/lifecycle';
 import { QUEUE_NAMES, createQueue, type QueueName } from '../core/queues';
 import { createRedis, type Redis } from '../core/redis';
 import type { PlatformRuntime } from '../core/subgraph';
@@ -56,29 +57,22 @@ export async function startWorker(runtime: PlatformRuntime, options: WorkerOptio
   const queues = new Map<QueueName, Queue>();
   const schedulerIds: string[] = [];
 
-  let stopping: Promise<void> | undefined;
-  const stop = () => {
-    // Idempotent; every step runs even when one fails.
-    stopping ??= (async () => {
-      const results = await Promise.allSettled(consumed.map((queue) => closeGracefully(queue, shutdownTimeoutMs, logger)));
-      const steps: Array<() => Promise<unknown>> = [
-        ...[...queues.values()].map((queue) => () => queue.close()),
-        () => databases.close(),
-        () => connection.quit(),
-      ];
-      for (const result of results) {
-        if (result.status === 'rejected') logger.warn('error while stopping a queue worker', { err: result.reason });
-      }
-      for (const step of steps) {
-        try {
-          await step();
-        } catch (err) {
-          logger.warn('error while stopping the worker', { err });
+  const stop = closeOnce(
+    () => [
+      // Queue workers close side by side: each waits for its own active jobs.
+      async () => {
+        const results = await Promise.allSettled(consumed.map((queue) => closeGracefully(queue, shutdownTimeoutMs, logger)));
+        for (const result of results) {
+          if (result.status === 'rejected') logger.warn('error while stopping a queue worker', { err: result.reason });
         }
-      }
-    })();
-    return stopping;
-  };
+      },
+      ...[...queues.values()].map((queue) => () => queue.close()),
+      () => databases.close(),
+      () => connection.quit(),
+    ],
+    logger,
+    'the worker',
+  );
 
   try {
     for (const name of QUEUE_NAMES) {
@@ -149,13 +143,17 @@ function consumeQueue(name: QueueName, processors: QueueProcessors, ctx: Process
  * without waiting; their locks lapse and another worker retries them.
  */
 async function closeGracefully(queue: ConsumedQueue, timeoutMs: number, logger: ProcessorContext['logger']): Promise<void> {
-  await queue.worker.pause(true);
-  const deadline = Date.now() + timeoutMs;
-  while (queue.active() > 0 && Date.now() < deadline) await delay(25);
-  const idle = queue.active() === 0;
-  if (!idle) {
-    logger.warn('jobs still active at shutdown, aborting them', { queue: queue.name, active: queue.active(), timeoutMs });
-    queue.worker.cancelAllJobs('worker shutting down');
+  let idle = false;
+  try {
+    await queue.worker.pause(true);
+    const deadline = Date.now() + timeoutMs;
+    while (queue.active() > 0 && Date.now() < deadline) await delay(25);
+    idle = queue.active() === 0;
+    if (!idle) {
+      logger.warn('jobs still active at shutdown, aborting them', { queue: queue.name, active: queue.active(), timeoutMs });
+      queue.worker.cancelAllJobs('worker shutting down');
+    }
+  } finally {
+    await queue.worker.close(!idle);
   }
-  await queue.worker.close(!idle);
 }

@@ -91,6 +91,8 @@ export async function startSubgraph<S, L extends Record<string, unknown>>(
   const apollo = new ApolloServer<SubgraphContext<L>>({
     schema,
     csrfPrevention: false, // only the gateway calls subgraphs, with a signed envelope
+    // The launcher owns SIGINT/SIGTERM and stops services in order; Apollo must not race it.
+    stopOnTerminationSignals: false,
     introspection: true,
     includeStacktraceInErrorResponses: false,
     // Federated traces for Apollo Studio, sent only when the gateway asks (usage reporting on).
