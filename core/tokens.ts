@@ -1,3 +1,4 @@
+import { createSecretKey, type KeyObject } from 'node:crypto';
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
 import { UnauthenticatedError } from './errors';
 
@@ -7,14 +8,17 @@ const AUDIENCE = 'platform-api';
 /** Claims of an access token: who (`sub`) and nothing else; roles are looked up per request. */
 export interface AccessClaims {
   sub: string;
+  /** Expiry, seconds since the epoch (set on verified tokens). */
+  exp?: number;
   /** Refresh-token family the token was issued from, so a revoked family can be told apart. */
   fam?: string;
 }
 
-const keyCache = new Map<string, Uint8Array>();
-function keyOf(secret: string): Uint8Array {
+// A KeyObject made once: given raw bytes, jose would build one on every sign and verify.
+const keyCache = new Map<string, KeyObject>();
+function keyOf(secret: string): KeyObject {
   let key = keyCache.get(secret);
-  if (!key) keyCache.set(secret, (key = new TextEncoder().encode(secret)));
+  if (!key) keyCache.set(secret, (key = createSecretKey(Buffer.from(secret, 'utf8'))));
   return key;
 }
 
@@ -38,7 +42,7 @@ export async function verifyAccessToken(secret: string, token: string): Promise<
   try {
     const { payload } = await jwtVerify(token, keyOf(secret), { algorithms: ['HS256'], issuer: ISSUER, audience: AUDIENCE });
     if (payload.typ !== 'access' || typeof payload.sub !== 'string') throw new UnauthenticatedError('Not an access token');
-    return { sub: payload.sub, fam: typeof payload.fam === 'string' ? payload.fam : undefined };
+    return { sub: payload.sub, exp: payload.exp, fam: typeof payload.fam === 'string' ? payload.fam : undefined };
   } catch (err) {
     if (err instanceof UnauthenticatedError) throw err;
     if (err instanceof joseErrors.JWTExpired) throw new UnauthenticatedError('Access token expired');

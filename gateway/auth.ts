@@ -4,7 +4,7 @@ import { UnauthenticatedError, UnavailableError } from '../core/errors';
 import type { Logger } from '../core/logger';
 import { signEnvelope, type Principal, ENVELOPE_HEADER } from '../core/principal';
 import { TOPICS, type PlatformPubSub } from '../core/pubsub';
-import { API_KEY_PREFIX, verifyAccessToken } from '../core/tokens';
+import { API_KEY_PREFIX, verifyAccessToken, type AccessClaims } from '../core/tokens';
 
 export interface AuthenticatorOptions {
   jwtSecret: string;
@@ -34,6 +34,7 @@ const MAX_CACHE_ENTRIES = 50_000;
 export class Authenticator {
   private readonly byUser = new Map<string, CacheEntry>();
   private readonly byKeyHash = new Map<string, CacheEntry>();
+  private readonly verifiedTokens = new Map<string, { claims: AccessClaims; expiresAt: number }>();
   private readonly ttl: number;
   private readonly unsubscribe: () => void;
 
@@ -52,7 +53,7 @@ export class Authenticator {
       if (!match) throw new UnauthenticatedError('Authorization header must be "Bearer <token>"');
       // An API key in a bearer header is accepted too, for clients that only speak bearer.
       if (match[1].startsWith(API_KEY_PREFIX)) return this.byApiKey(match[1]);
-      const claims = await verifyAccessToken(this.options.jwtSecret, match[1]);
+      const claims = await this.verified(match[1]);
       const principal = await this.cached(this.byUser, claims.sub, { userId: claims.sub });
       if (!principal) throw new UnauthenticatedError('The account of this token no longer exists');
       return principal;
@@ -60,7 +61,22 @@ export class Authenticator {
     return null;
   }
 
+  /**
+   * Verifies an access token, remembering verified ones until they expire: verifying the same
+   * bytes again can only give the same answer, and clients send one token many times.
+   */
+  private async verified(token: string): Promise<AccessClaims> {
+    const now = Date.now();
+    const hit = this.verifiedTokens.get(token);
+    if (hit && hit.expiresAt > now) return hit.claims;
+    const claims = await verifyAccessToken(this.options.jwtSecret, token);
+    if (this.verifiedTokens.size >= MAX_CACHE_ENTRIES) this.verifiedTokens.clear();
+    this.verifiedTokens.set(token, { claims, expiresAt: (claims.exp ?? 0) * 1000 });
+    return claims;
+  }
+
   close(): void {
+    this.verifiedTokens.clear();
     this.unsubscribe();
     this.byUser.clear();
     this.byKeyHash.clear();

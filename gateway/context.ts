@@ -11,11 +11,19 @@ export interface GatewayContext extends RequestContext {
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** The caller's X-Request-Id when it is sane, else a new one. */
+/** Random per process, so ids of several gateway processes do not collide. */
+const PROCESS_PREFIX = `req_${randomBytes(6).toString('base64url')}`;
+let sequence = 0;
+
+/**
+ * The caller's X-Request-Id when it is sane, else a new one: a per-process random prefix and a
+ * counter (unique and cheap; a request id identifies, it need not be unguessable).
+ */
 export function requestIdOf(req: IncomingMessage): string {
   const given = req.headers['x-request-id'];
   if (typeof given === 'string' && REQUEST_ID.test(given)) return given;
-  return `req_${randomBytes(12).toString('base64url')}`;
+  sequence = (sequence + 1) % Number.MAX_SAFE_INTEGER;
+  return `${PROCESS_PREFIX}${sequence.toString(36)}`;
 }
 
 const WORKSPACE_ID = /^[A-Za-z0-9_-]{1,128}$/;
