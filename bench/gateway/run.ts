@@ -157,7 +157,7 @@ async function main(): Promise<void> {
     ];
     console.log(lines.join('\n'));
     const resultsPath = path.join(REPO_ROOT, 'bench', 'RESULTS.md');
-    if (!existsSync(resultsPath)) writeFileSync(resultsPath, '# Benchmark results\n\nNewest first within each benchmark; every entry says how it was run.\n\n');
+    if (!existsSync(resultsPath)) writeFileSync(resultsPath, '# Benchmark results\n\nEntries are appended, newest last; every entry says how it was run. Ratios are what the\nissues target: absolute numbers move with the machine (this one is a shared 2-core VM).\n\n');
     const previous = readFileSync(resultsPath, 'utf8');
     if (!args.includes('--no-write')) appendFileSync(resultsPath, `${previous.endsWith('\n') ? '' : '\n'}${lines.join('\n')}\n`);
   } finally {
