@@ -81,6 +81,8 @@ export interface PlatformConfig {
   apolloGraphRef?: string;
   /** Where usage reports go (Apollo's ingress unless set; tests point it at a stand-in). */
   apolloUsageReportingUrl?: string;
+  /** Port of the worker's /healthz and /readyz; 0 picks a free one. @defaultValue 4010 */
+  workerHealthPort: number;
   /** Worker concurrency per queue. @defaultValue 4 */
   workerConcurrency: number;
   /** Cron of the maintenance purge of expired refresh tokens. @defaultValue every hour */
@@ -181,6 +183,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<PlatformCo
     apolloKey: env.APOLLO_KEY || undefined,
     apolloGraphRef: env.APOLLO_GRAPH_REF || undefined,
     apolloUsageReportingUrl: env.APOLLO_USAGE_REPORTING_URL || undefined,
+    workerHealthPort: int('WORKER_HEALTH_PORT', 4010, 0, 65535),
     workerConcurrency: int('WORKER_CONCURRENCY', 4, 1, 256),
     refreshTokenPurgeCron: env.REFRESH_TOKEN_PURGE_CRON || '0 * * * *',
     logLevel,

@@ -166,7 +166,7 @@ function summary(
     for (const name of subgraphs) lines.push(`    ${name.padEnd(14)}${platform.subgraphs[name]!.url}  (health: ${platform.subgraphs[name]!.url.replace(/\/graphql$/, '/healthz')})`);
   }
   if (platform.worker) {
-    lines.push(`  Worker            queues: ${platform.worker.queues.join(', ') || 'none'}; concurrency ${config.workerConcurrency}; schedulers: ${platform.worker.schedulers.join(', ') || 'none'}`);
+    lines.push(`  Worker            queues: ${platform.worker.queues.join(", ") || "none"}; concurrency ${config.workerConcurrency}; schedulers: ${platform.worker.schedulers.join(", ") || "none"}; health: ${platform.worker.healthUrl}/healthz`);
   }
   if (backing.postgres) {
     const pg = backing.postgres;

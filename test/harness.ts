@@ -39,7 +39,7 @@ export async function startTestPlatform(options: TestPlatformOptions = {}): Prom
   const subgraphPorts = Object.fromEntries(SUBGRAPH_NAMES.map((n) => [n, 0])) as Record<SubgraphName, number>;
   const config = loadConfig(
     { NODE_ENV: 'test', LOG_LEVEL: process.env.LOG_LEVEL ?? 'error', ...options.env },
-    { port: 0, subgraphPorts, redisPrefix: id, databaseUrl, redisUrl: TEST_REDIS_URL, ...options.overrides },
+    { port: 0, subgraphPorts, workerHealthPort: 0, redisPrefix: id, databaseUrl, redisUrl: TEST_REDIS_URL, ...options.overrides },
   );
   const queries = Object.fromEntries(SUBGRAPH_NAMES.map((n) => [n, [] as string[]])) as Record<SubgraphName, string[]>;
   const platform = await startPlatform({

@@ -2,7 +2,10 @@ import 'reflect-metadata';
 import { hostname } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import { UnrecoverableError, Worker, type Queue } from 'bullmq';
-import { closeOnce } from '../core/lifecycle';
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { sendJson } from '../core/http';
+import { closeOnce, closeServer } from '../core/lifecycle';
 import { QUEUE_NAMES, createQueue, type QueueName } from '../core/queues';
 import { createRedis, type Redis } from '../core/redis';
 import type { PlatformRuntime } from '../core/subgraph';
@@ -27,6 +30,8 @@ export interface RunningWorker {
   queues: QueueName[];
   /** Ids of the job schedulers upserted at start. */
   schedulers: string[];
+  /** http://host:port of the worker's /healthz and /readyz. */
+  healthUrl: string;
   /** Stops taking jobs, waits for active ones (bounded), then closes queues and connections. Idempotent. */
   stop(): Promise<void>;
 }
@@ -56,6 +61,7 @@ export async function startWorker(runtime: PlatformRuntime, options: WorkerOptio
   const consumed: ConsumedQueue[] = [];
   const queues = new Map<QueueName, Queue>();
   const schedulerIds: string[] = [];
+  const health = createServer((req, res) => void answerHealth(req.url ?? '/', res, connection, consumed));
 
   const stop = closeOnce(
     () => [
@@ -67,6 +73,7 @@ export async function startWorker(runtime: PlatformRuntime, options: WorkerOptio
         }
       },
       ...[...queues.values()].map((queue) => () => queue.close()),
+      () => closeServer(health),
       () => databases.close(),
       () => connection.quit(),
     ],
@@ -95,13 +102,35 @@ export async function startWorker(runtime: PlatformRuntime, options: WorkerOptio
       await queue.upsertJobScheduler(schedule.id, schedule.repeat(config), { name: schedule.jobName });
       schedulerIds.push(schedule.id);
     }
+    await new Promise<void>((resolve, reject) => {
+      health.once('error', reject);
+      health.listen(config.workerHealthPort, config.bindHost, () => resolve());
+    });
   } catch (err) {
     await stop();
     throw err;
   }
 
-  logger.info('worker started', { queues: consumed.map((q) => q.name), schedulers: schedulerIds, concurrency: config.workerConcurrency });
-  return { queues: consumed.map((q) => q.name), schedulers: schedulerIds, stop };
+  const host = config.bindHost === '0.0.0.0' ? '127.0.0.1' : config.bindHost;
+  const healthUrl = `http://${host}:${(health.address() as AddressInfo).port}`;
+  logger.info('worker started', { queues: consumed.map((q) => q.name), schedulers: schedulerIds, concurrency: config.workerConcurrency, health: healthUrl });
+  return { queues: consumed.map((q) => q.name), schedulers: schedulerIds, healthUrl, stop };
+}
+
+/** /healthz: the process answers. /readyz: Redis answers and every queue worker is running. */
+async function answerHealth(url: string, res: ServerResponse, connection: Redis, consumed: ConsumedQueue[]): Promise<void> {
+  const pathname = url.split('?')[0];
+  if (pathname === '/healthz') return sendJson(res, 200, { status: 'ok', service: 'worker' });
+  if (pathname === '/readyz') {
+    const redisOk = await connection.ping().then(
+      () => true,
+      () => false,
+    );
+    const queues = Object.fromEntries(consumed.map((q) => [q.name, q.worker.isRunning() ? 'running' : 'stopped']));
+    const ready = redisOk && consumed.every((q) => q.worker.isRunning());
+    return sendJson(res, ready ? 200 : 503, { status: ready ? 'ready' : 'unavailable', service: 'worker', redis: redisOk ? 'ok' : 'unreachable', queues });
+  }
+  sendJson(res, 404, { error: { code: 'ROUTE_NOT_FOUND', message: `No route ${pathname}`, requestId: 'none' } });
 }
 
 function consumeQueue(name: QueueName, processors: QueueProcessors, ctx: ProcessorContext, connection: Redis): ConsumedQueue {

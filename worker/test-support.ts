@@ -30,7 +30,7 @@ export function createWorkerTestRuntime(options: { databaseUrl?: string; overrid
   const databaseUrl = options.databaseUrl ?? WORKER_TEST_PG_ADMIN_URL;
   const config = loadConfig(
     { NODE_ENV: 'test', LOG_LEVEL: process.env.LOG_LEVEL ?? 'error' },
-    { redisPrefix: prefix, databaseUrl, redisUrl: WORKER_TEST_REDIS_URL, ...options.overrides },
+    { redisPrefix: prefix, databaseUrl, redisUrl: WORKER_TEST_REDIS_URL, workerHealthPort: 0, ...options.overrides },
   );
   const pubsub = createPlatformPubSub(WORKER_TEST_REDIS_URL, prefix);
   const runtime: PlatformRuntime = { config, databaseUrl, redisUrl: WORKER_TEST_REDIS_URL, pubsub, logger: createLogger(config.logLevel) };
