@@ -1,6 +1,6 @@
 import { ApolloGateway } from '@apollo/gateway';
 import { Supergraph } from '@apollo/federation-internals';
-import { ApolloServer, HeaderMap, type HTTPGraphQLRequest } from '@apollo/server';
+import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginUsageReporting } from '@apollo/server/plugin/usageReporting';
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginUsageReportingDisabled } from '@apollo/server/plugin/disabled';
 import { ApolloServerPluginLandingPageLocalDefault, ApolloServerPluginLandingPageProductionDefault } from '@apollo/server/plugin/landingPage/default';
@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { SubgraphName } from '../core/config';
+import { serveApolloRequest } from '../core/apollo-http';
 import { DomainError } from '../core/errors';
 import { maskError } from '../core/errors/mask';
 import { readBody, sendError, sendJson } from '../core/http';
@@ -157,20 +158,7 @@ export async function startGateway(runtime: PlatformRuntime, options: GatewayOpt
       const code = String(e.extensions?.code);
       return sendGraphQLError(res, code === 'UNAUTHENTICATED' ? 401 : 503, code, e.message);
     }
-    const headers = new HeaderMap();
-    for (const [key, value] of Object.entries(req.headers)) {
-      if (value !== undefined) headers.set(key, Array.isArray(value) ? value.join(', ') : value);
-    }
-    const httpGraphQLRequest: HTTPGraphQLRequest = { method: req.method ?? 'GET', headers, search, body };
-    const response = await apollo.executeHTTPGraphQLRequest({ httpGraphQLRequest, context: async () => ctx });
-    for (const [key, value] of response.headers) res.setHeader(key, value);
-    res.statusCode = response.status ?? 200;
-    if (response.body.kind === 'complete') {
-      res.end(response.body.string);
-    } else {
-      for await (const chunk of response.body.asyncIterator) res.write(chunk);
-      res.end();
-    }
+    await serveApolloRequest(apollo, req, res, { body, search, context: ctx });
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {

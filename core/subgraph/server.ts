@@ -1,4 +1,4 @@
-import { ApolloServer, HeaderMap, type HTTPGraphQLRequest } from '@apollo/server';
+import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginInlineTrace } from '@apollo/server/plugin/inlineTrace';
 import { ApolloServerPluginCacheControlDisabled } from '@apollo/server/plugin/disabled';
 import type { GraphQLSchema } from 'graphql';
@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { WebSocketServer } from 'ws';
 import type { DataSource } from 'typeorm';
 import type { SubgraphContext } from '../context';
+import { serveApolloRequest } from '../apollo-http';
 import { openSubgraphDatabase } from '../database';
 import { closeOnce, closeServer } from '../lifecycle';
 import { DomainError } from '../errors';
@@ -131,10 +132,6 @@ export async function startSubgraph<S, L extends Record<string, unknown>>(
         return sendJson(res, 401, { errors: [{ message: 'Missing or invalid gateway signature', extensions: { code: 'UNAUTHENTICATED' } }] });
       }
       const raw = req.method === 'POST' ? await readBody(req, config.maxBodyBytes) : undefined;
-      const headers = new HeaderMap();
-      for (const [key, value] of Object.entries(req.headers)) {
-        if (value !== undefined) headers.set(key, Array.isArray(value) ? value.join(', ') : value);
-      }
       let body: unknown;
       if (raw) {
         try {
@@ -143,16 +140,7 @@ export async function startSubgraph<S, L extends Record<string, unknown>>(
           return sendJson(res, 400, { errors: [{ message: 'Body is not valid JSON', extensions: { code: 'BAD_REQUEST' } }] });
         }
       }
-      const httpGraphQLRequest: HTTPGraphQLRequest = { method: req.method ?? 'GET', headers, search: qIndex === -1 ? '' : url.slice(qIndex + 1), body };
-      const response = await apollo.executeHTTPGraphQLRequest({ httpGraphQLRequest, context: async () => contextOf(envelope) });
-      for (const [key, value] of response.headers) res.setHeader(key, value);
-      res.statusCode = response.status ?? 200;
-      if (response.body.kind === 'complete') {
-        res.end(response.body.string);
-      } else {
-        for await (const chunk of response.body.asyncIterator) res.write(chunk);
-        res.end();
-      }
+      await serveApolloRequest(apollo, req, res, { body, search: qIndex === -1 ? '' : url.slice(qIndex + 1), context: contextOf(envelope) });
       return;
     }
     if (pathname.startsWith('/internal/') && req.method === 'POST') {
