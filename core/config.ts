@@ -57,6 +57,12 @@ export interface PlatformConfig {
   jwtSecret: string;
   /** 32-byte AES-256-GCM key for secrets at rest (base64). */
   secretsEncryptionKey: Buffer;
+  /** Port of the embedded PostgreSQL of `npm start`; unset: 5433, or a free one when taken. */
+  embeddedPostgresPort?: number;
+  /** Port of the redis-server of `npm start`; unset: 6380, or a free one when taken. */
+  embeddedRedisPort?: number;
+  /** Whether PLATFORM_ADMIN_PASSWORD was given (else the development default applies). */
+  adminPasswordConfigured: boolean;
   /** Admin created on first boot. @defaultValue admin */
   adminUsername: string;
   adminPassword: string;
@@ -116,6 +122,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<PlatformCo
     }
     return value;
   };
+  const optionalPort = (name: string): number | undefined => (env[name] ? int(name, 0, 0, 65535) : undefined);
   const secret = (name: string, fallback: string, minLength: number): string => {
     const raw = env[name];
     if (raw === undefined || raw === '') {
@@ -170,6 +177,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<PlatformCo
     internalSigningSecret: secret('INTERNAL_SIGNING_SECRET', DEV_SECRETS.internalSigningSecret, 32),
     jwtSecret: secret('JWT_SECRET', DEV_SECRETS.jwtSecret, 32),
     secretsEncryptionKey,
+    embeddedPostgresPort: optionalPort('EMBEDDED_PG_PORT'),
+    embeddedRedisPort: optionalPort('EMBEDDED_REDIS_PORT'),
+    adminPasswordConfigured: Boolean(env.PLATFORM_ADMIN_PASSWORD),
     adminUsername: env.PLATFORM_ADMIN_USERNAME || 'admin',
     adminPassword: secret('PLATFORM_ADMIN_PASSWORD', DEV_SECRETS.adminPassword, 12),
     accessTokenTtlSeconds: int('ACCESS_TOKEN_TTL_SECONDS', 900, 30, 86400),

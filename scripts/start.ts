@@ -11,7 +11,7 @@ import { startPlatform, type RunningPlatform } from './platform';
  * redis-server child). SIGINT/SIGTERM stop the platform, then Redis, then PostgreSQL.
  */
 
-/** Settings of the launcher alone (not of the platform), read once here. */
+/** Settings of the launcher alone (not of the platform), derived from the configuration. */
 interface LauncherSettings {
   /** EMBEDDED_PG_PORT; unset: 5433, or a free port when that one is taken. */
   postgresPort: number;
@@ -23,22 +23,13 @@ interface LauncherSettings {
   adminPasswordFromEnv: boolean;
 }
 
-function readLauncherSettings(env: NodeJS.ProcessEnv): LauncherSettings {
-  const port = (name: string, fallback: number): { port: number; fallback: boolean } => {
-    const raw = env[name];
-    if (raw === undefined || raw === '') return { port: fallback, fallback: true };
-    const value = Number(raw);
-    if (!Number.isInteger(value) || value < 0 || value > 65535) throw new ConfigError(`Invalid configuration:\n  - ${name} must be a port (0 picks a free one), got "${raw}"`);
-    return { port: value, fallback: false };
-  };
-  const pg = port('EMBEDDED_PG_PORT', 5433);
-  const redis = port('EMBEDDED_REDIS_PORT', 6380);
+function launcherSettings(config: PlatformConfig): LauncherSettings {
   return {
-    postgresPort: pg.port,
-    postgresPortFallback: pg.fallback,
-    redisPort: redis.port,
-    redisPortFallback: redis.fallback,
-    adminPasswordFromEnv: Boolean(env.PLATFORM_ADMIN_PASSWORD),
+    postgresPort: config.embeddedPostgresPort ?? 5433,
+    postgresPortFallback: config.embeddedPostgresPort === undefined,
+    redisPort: config.embeddedRedisPort ?? 6380,
+    redisPortFallback: config.embeddedRedisPort === undefined,
+    adminPasswordFromEnv: config.adminPasswordConfigured,
   };
 }
 
@@ -47,7 +38,7 @@ async function main(): Promise<void> {
   let settings: LauncherSettings;
   try {
     config = loadConfig();
-    settings = readLauncherSettings(process.env);
+    settings = launcherSettings(config);
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`${err.message}\n`);
