@@ -54,7 +54,7 @@ describe('validateRouteInput', () => {
     ['range=nojson', 'range', /not a valid Range/],
     ['range={"to":1}', 'range', /"from"/],
     ['page=1&page=2', 'page', /given once/],
-    ['page=99999999999', 'page', /Int cannot represent/],
+    ['page=99999999999', 'page', /Invalid value for type Int/],
   ])('refuses the query %s naming %s', (query, field, message) => {
     const error = failure(check(`name=n&${query}`));
     expect(error).toBeInstanceOf(ValidationError);
@@ -67,6 +67,21 @@ describe('validateRouteInput', () => {
     expect(failure(check('', { name: 5 })).details).toMatchObject({ field: 'name' });
     expect(failure(check('', { name: 'n', exact: 'true' })).details).toMatchObject({ field: 'exact' });
     expect(failure(check('', { name: 'n', range: { from: 'x' } })).details).toMatchObject({ field: 'range.from' });
+  });
+
+  it('never quotes the refused value back (it may be a secret sent with the wrong type)', () => {
+    const typed = failure(check('', { name: 987654321 }));
+    expect(typed.details).toMatchObject({ field: 'name' });
+    expect(JSON.stringify({ message: typed.message, details: typed.details })).not.toContain('987654321');
+    const query = failure(check('name=n&page=hunter2secret'));
+    expect(JSON.stringify({ message: query.message, details: query.details })).not.toContain('hunter2secret');
+    let parseError: unknown;
+    try {
+      parseJsonObject(Buffer.from('{"password": s3cr3t-value}'));
+    } catch (err) {
+      parseError = err;
+    }
+    expect((parseError as Error).message).not.toContain('s3cr3t');
   });
 
   it('names a missing required field, and a null one', () => {

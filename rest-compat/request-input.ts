@@ -1,3 +1,4 @@
+import { withoutValues } from '../core/errors/mask';
 import {
   coerceInputValue,
   getNamedType,
@@ -40,7 +41,9 @@ export function parseJsonObject(raw: Buffer): Record<string, unknown> {
   try {
     body = JSON.parse(raw.toString('utf8'));
   } catch (err) {
-    throw new BadRequestError(`Request body is not valid JSON: ${(err as Error).message}`);
+    // The parser's message quotes the body, which may hold a secret: only the fact is reported.
+    void err;
+    throw new BadRequestError('Request body is not valid JSON');
   }
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw new BadRequestError('Request body must be a JSON object');
@@ -78,7 +81,7 @@ export function validateRouteInput(
     if (value === null && !isNonNullType(arg.type)) continue;
     coerceInputValue(value, arg.type, (path, _invalid, error) => {
       const field = [arg.name, ...path].join('.');
-      problems.push({ field, message: `Invalid value for "${field}": ${error.message}` });
+      problems.push({ field, message: `Invalid value for "${field}": ${withoutValues(error.message)}` });
     });
   }
   if (problems.length > 0) {
@@ -99,7 +102,7 @@ function fromString(arg: RouteArgument, raw: string[], problems: Array<{ field: 
   const values = raw.map((text) => parseText(text, itemType as GraphQLInputType));
   const bad = values.findIndex((v) => v === NOT_PARSED);
   if (bad >= 0) {
-    problems.push({ field: arg.name, message: `Invalid value for "${arg.name}": "${raw[bad]}" is not a valid ${getNamedType(arg.type).name}` });
+    problems.push({ field: arg.name, message: `Invalid value for "${arg.name}": not a valid ${getNamedType(arg.type).name}` });
     return undefined;
   }
   return isListType(nullable) ? values : values[0];

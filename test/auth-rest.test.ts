@@ -85,6 +85,20 @@ describe('authentication over REST', () => {
     expect((await rest('GET', '/auth/profile', undefined, { 'x-api-key': 'wcp_key_unknown' })).status).toBe(401);
   });
 
+  it('refuses oversized bodies with 413 and never echoes a mistyped secret value', async () => {
+    const admin = await loginAdmin(platform);
+    const big = await rest('POST', '/auth/login', { username: 'x', password: 'y'.repeat(platform.config.maxBodyBytes) });
+    expect(big.status).toBe(413);
+    expect((await big.json()).error).toMatchObject({ code: 'PAYLOAD_TOO_LARGE', requestId: expect.any(String) });
+    const typed = await rest('POST', `/workspaces/${admin.defaultWorkspaceId}/secrets`, { key: 'PIN', value: 987654321 }, admin.auth);
+    expect(typed.status).toBe(400);
+    const text = await typed.text();
+    expect(JSON.parse(text).error).toMatchObject({ code: 'VALIDATION_FAILED', details: { field: 'value' } });
+    expect(text).not.toContain('987654321');
+    const list = await rest('GET', `/workspaces/${admin.defaultWorkspaceId}/secrets`, undefined, admin.auth);
+    expect((await list.json()).total).toBe(0);
+  });
+
   it('keeps workspaces apart: a user cannot add members to a workspace they do not belong to', async () => {
     const admin = await loginAdmin(platform);
     const alice = await createUserAndLogin(platform, admin.auth, 'alice-ws');
