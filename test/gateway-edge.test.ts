@@ -2,19 +2,15 @@ import { composeServices } from '@apollo/composition';
 import { printSubgraphSchema } from '@apollo/subgraph';
 import { parse } from 'graphql';
 import { SignJWT } from 'jose';
-import { randomBytes } from 'node:crypto';
 import { Arg, Ctx, Field, Int, ObjectType, Query, Resolver } from 'type-graphql';
 import { SUBGRAPH_NAMES, loadConfig, type SubgraphName } from '../core/config';
 import type { SubgraphContext } from '../core/context';
-import { dropDatabase, ensureDatabase } from '../core/database';
 import { ConflictError } from '../core/errors';
-import { createLogger } from '../core/logger';
 import { ENVELOPE_HEADER, signEnvelope } from '../core/principal';
-import { createPlatformPubSub } from '../core/pubsub';
 import { defineSubgraph, startSubgraph, type PlatformRuntime, type RunningSubgraph } from '../core/subgraph';
 import { signAccessToken } from '../core/tokens';
 import { startGateway, type RunningGateway } from '../gateway';
-import { TEST_PG_ADMIN_URL, TEST_REDIS_URL } from './harness';
+import { createTestDatabase, createTestRuntime, type TestDatabase } from './services';
 
 @ObjectType()
 class Node {
@@ -72,8 +68,7 @@ const probeSubgraph = defineSubgraph({
 });
 
 describe('gateway edge', () => {
-  const dbName = `t_edge_${randomBytes(4).toString('hex')}`;
-  const databaseUrl = TEST_PG_ADMIN_URL.replace(/\/[^/]*$/, `/${dbName}`);
+  let database: TestDatabase;
   let runtime: PlatformRuntime;
   let subgraph: RunningSubgraph;
   let gateway: RunningGateway;
@@ -81,9 +76,8 @@ describe('gateway edge', () => {
   let identityCalls = 0;
 
   beforeAll(async () => {
-    await ensureDatabase(TEST_PG_ADMIN_URL, dbName);
-    const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent' }, { databaseUrl, redisUrl: TEST_REDIS_URL, redisPrefix: dbName, port: 0 });
-    runtime = { config, databaseUrl, redisUrl: TEST_REDIS_URL, pubsub: createPlatformPubSub(TEST_REDIS_URL, dbName), logger: createLogger('silent') };
+    database = await createTestDatabase('t_edge');
+    runtime = createTestRuntime({ databaseUrl: database.url, prefix: database.name, env: { LOG_LEVEL: 'silent' } });
     subgraph = await startSubgraph(probeSubgraph, runtime, 0);
     // A stand-in identity internal API: knows one user.
     const http = await import('node:http');
@@ -116,7 +110,7 @@ describe('gateway edge', () => {
     await subgraph?.stop();
     await runtime?.pubsub.close();
     await new Promise((resolve) => identityStub?.close(resolve));
-    await dropDatabase(TEST_PG_ADMIN_URL, dbName);
+    await database?.drop();
   });
 
   const post = (body: unknown, headers: Record<string, string> = {}) =>

@@ -1,11 +1,6 @@
-import { randomBytes } from 'node:crypto';
-import { SUBGRAPH_NAMES, loadConfig, type PlatformConfig, type ServiceName, type SubgraphName } from '../core/config';
-import { dropDatabase, ensureDatabase } from '../core/database';
+import { SUBGRAPH_NAMES, type PlatformConfig, type ServiceName, type SubgraphName } from '../core/config';
 import { startPlatform, type RunningPlatform } from '../scripts/platform';
-
-import { TEST_PG_ADMIN_URL, TEST_REDIS_URL } from './services';
-
-export { TEST_PG_ADMIN_URL, TEST_REDIS_URL };
+import { TEST_REDIS_URL, createTestConfig, createTestDatabase } from './services';
 
 export interface TestPlatform extends RunningPlatform {
   config: PlatformConfig;
@@ -33,14 +28,9 @@ export interface TestPlatformOptions {
  * free ports, so test files run in parallel without seeing each other's records.
  */
 export async function startTestPlatform(options: TestPlatformOptions = {}): Promise<TestPlatform> {
-  const id = `t_${process.pid}_${randomBytes(4).toString('hex')}`;
-  await ensureDatabase(TEST_PG_ADMIN_URL, id);
-  const databaseUrl = TEST_PG_ADMIN_URL.replace(/\/[^/]*$/, `/${id}`);
-  const subgraphPorts = Object.fromEntries(SUBGRAPH_NAMES.map((n) => [n, 0])) as Record<SubgraphName, number>;
-  const config = loadConfig(
-    { NODE_ENV: 'test', LOG_LEVEL: process.env.LOG_LEVEL ?? 'error', ...options.env },
-    { port: 0, subgraphPorts, workerHealthPort: 0, redisPrefix: id, databaseUrl, redisUrl: TEST_REDIS_URL, ...options.overrides },
-  );
+  const database = await createTestDatabase('t');
+  const databaseUrl = database.url;
+  const config = createTestConfig({ databaseUrl, prefix: database.name, env: options.env, overrides: options.overrides });
   const queries = Object.fromEntries(SUBGRAPH_NAMES.map((n) => [n, [] as string[]])) as Record<SubgraphName, string[]>;
   const platform = await startPlatform({
     config,
@@ -63,7 +53,7 @@ export async function startTestPlatform(options: TestPlatformOptions = {}): Prom
     resetQueries: () => SUBGRAPH_NAMES.forEach((n) => (queries[n].length = 0)),
     stop: async () => {
       await stopPlatform();
-      await dropDatabase(TEST_PG_ADMIN_URL, id).catch(() => undefined);
+      await database.drop();
     },
   };
 }

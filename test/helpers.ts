@@ -35,12 +35,4 @@ export async function createUserAndLogin(platform: TestPlatform, admin: Record<s
   return loginAs(platform, username, password);
 }
 
-/** Polls `check` until it returns true, bounded by `timeoutMs`. */
-export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 5000, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
-}
+export { eventually } from './services';

@@ -1,26 +1,25 @@
-import { randomBytes } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import { dropDatabase, ensureDatabase, openSubgraphDatabase } from '../core/database';
+import { openSubgraphDatabase } from '../core/database';
 import { MAINTENANCE_JOBS } from '../core/queues';
 import { identitySubgraph } from '../subgraphs/identity';
 import { RefreshTokenEntity } from '../subgraphs/identity/auth/refresh-token.entity';
 import { startWorker, type RunningWorker } from './index';
-import { WORKER_TEST_PG_ADMIN_URL, createWorkerTestRuntime, eventually, type WorkerTestRuntime } from './test-support';
+import { createTestDatabase, type TestDatabase } from '../test/services';
+import { createWorkerTestRuntime, eventually, type WorkerTestRuntime } from './test-support';
 
 const DAY = 86_400_000;
 
 describe('maintenance: purge of expired refresh tokens', () => {
-  const database = `w_${process.pid}_${randomBytes(4).toString('hex')}`;
-  const databaseUrl = WORKER_TEST_PG_ADMIN_URL.replace(/\/[^/]*$/, `/${database}`);
+  let database: TestDatabase;
   let identity: DataSource;
   let env: WorkerTestRuntime;
   let worker: RunningWorker;
 
   beforeAll(async () => {
-    await ensureDatabase(WORKER_TEST_PG_ADMIN_URL, database);
+    database = await createTestDatabase('w');
     // Opening the identity DataSource migrates the schema, as the identity subgraph does at boot.
-    identity = await openSubgraphDatabase({ url: databaseUrl, schema: 'identity', entities: identitySubgraph.entities, migrations: identitySubgraph.migrations });
-    env = createWorkerTestRuntime({ databaseUrl });
+    identity = await openSubgraphDatabase({ url: database.url, schema: 'identity', entities: identitySubgraph.entities, migrations: identitySubgraph.migrations });
+    env = createWorkerTestRuntime({ databaseUrl: database.url });
     worker = await startWorker(env.runtime);
   });
 
@@ -28,7 +27,7 @@ describe('maintenance: purge of expired refresh tokens', () => {
     await worker?.stop();
     await env?.cleanup();
     await identity?.destroy();
-    await dropDatabase(WORKER_TEST_PG_ADMIN_URL, database);
+    await database?.drop();
   });
 
   it('deletes the tokens that expired more than a day ago and keeps the others', async () => {

@@ -1,15 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { Queue } from 'bullmq';
-import { loadConfig, type PlatformConfig } from '../core/config';
-import { createLogger } from '../core/logger';
-import { createPlatformPubSub } from '../core/pubsub';
+import type { PlatformConfig } from '../core/config';
 import { QUEUE_NAMES, createQueue, type QueueName } from '../core/queues';
 import { createRedis, type Redis } from '../core/redis';
 import type { PlatformRuntime } from '../core/subgraph';
 
-/** Redis and PostgreSQL of the test machine, as test/harness.ts has them. */
-export const WORKER_TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
-export const WORKER_TEST_PG_ADMIN_URL = process.env.TEST_DATABASE_ADMIN_URL ?? 'postgres://root@127.0.0.1:5432/postgres';
+import { TEST_PG_ADMIN_URL, TEST_REDIS_URL, createTestRuntime } from '../test/services';
 
 export interface WorkerTestRuntime {
   runtime: PlatformRuntime;
@@ -27,20 +23,15 @@ export interface WorkerTestRuntime {
  */
 export function createWorkerTestRuntime(options: { databaseUrl?: string; overrides?: Partial<PlatformConfig> } = {}): WorkerTestRuntime {
   const prefix = `test-${process.pid}-${randomBytes(4).toString('hex')}`;
-  const databaseUrl = options.databaseUrl ?? WORKER_TEST_PG_ADMIN_URL;
-  const config = loadConfig(
-    { NODE_ENV: 'test', LOG_LEVEL: process.env.LOG_LEVEL ?? 'error' },
-    { redisPrefix: prefix, databaseUrl, redisUrl: WORKER_TEST_REDIS_URL, workerHealthPort: 0, ...options.overrides },
-  );
-  const pubsub = createPlatformPubSub(WORKER_TEST_REDIS_URL, prefix);
-  const runtime: PlatformRuntime = { config, databaseUrl, redisUrl: WORKER_TEST_REDIS_URL, pubsub, logger: createLogger(config.logLevel) };
+  const runtime = createTestRuntime({ databaseUrl: options.databaseUrl ?? TEST_PG_ADMIN_URL, prefix, overrides: options.overrides });
+  const { pubsub } = runtime;
   let connection: Redis | undefined;
   const queues = new Map<QueueName, Queue>();
   return {
     runtime,
     prefix,
     queue(name) {
-      connection ??= createRedis(WORKER_TEST_REDIS_URL);
+      connection ??= createRedis(TEST_REDIS_URL);
       let queue = queues.get(name);
       if (!queue) {
         queue = createQueue(name, connection, prefix);
@@ -49,7 +40,7 @@ export function createWorkerTestRuntime(options: { databaseUrl?: string; overrid
       return queue;
     },
     async cleanup() {
-      connection ??= createRedis(WORKER_TEST_REDIS_URL);
+      connection ??= createRedis(TEST_REDIS_URL);
       for (const name of QUEUE_NAMES) {
         const queue = queues.get(name) ?? createQueue(name, connection, prefix);
         await queue.obliterate({ force: true }).catch(() => undefined);
@@ -61,13 +52,4 @@ export function createWorkerTestRuntime(options: { databaseUrl?: string; overrid
   };
 }
 
-/** Polls `check` until it returns a value other than undefined/false, or fails after `timeoutMs`. */
-export async function eventually<T>(check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 10_000, what = 'condition'): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
+export { eventually } from '../test/services';

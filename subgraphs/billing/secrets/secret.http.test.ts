@@ -1,12 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
-import { loadConfig, type PlatformConfig } from '../../../core/config';
+import type { PlatformConfig } from '../../../core/config';
 import { decrypt } from '../../../core/crypto';
-import { dropDatabase, ensureDatabase } from '../../../core/database';
-import { createLogger } from '../../../core/logger';
 import { ENVELOPE_HEADER, signEnvelope, type Principal } from '../../../core/principal';
-import { createPlatformPubSub, type PlatformPubSub } from '../../../core/pubsub';
-import { startSubgraph, type PlatformRuntime, type RunningSubgraph } from '../../../core/subgraph';
+import type { PlatformPubSub } from '../../../core/pubsub';
+import { startSubgraph, type RunningSubgraph } from '../../../core/subgraph';
+import { createTestDatabase, createTestRuntime, type TestDatabase } from '../../../test/services';
 import { billingSubgraph } from '..';
 import { MAX_SECRETS_PER_WORKSPACE, SECRET_VALUE_MAX_BYTES } from './secret.limits';
 
@@ -14,9 +13,6 @@ import { MAX_SECRETS_PER_WORKSPACE, SECRET_VALUE_MAX_BYTES } from './secret.limi
  * SecretService over HTTP: a real billing subgraph on a database of its own, called the way the
  * gateway calls it (a signed envelope per request).
  */
-
-const PG_ADMIN_URL = process.env.TEST_DATABASE_ADMIN_URL ?? 'postgres://root@127.0.0.1:5432/postgres';
-const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 const WS_A = 'ws_alphaworkspace0000001';
 const WS_B = 'ws_bravoworkspace0000002';
@@ -48,7 +44,7 @@ let config: PlatformConfig;
 let pubsub: PlatformPubSub;
 let subgraph: RunningSubgraph;
 let pg: Client;
-let dbName: string;
+let database: TestDatabase;
 let baseUrl: string;
 /** Every line the subgraph logged (at debug level), kept from the terminal; checked for plaintext last. */
 const logged: string[] = [];
@@ -57,19 +53,16 @@ const plaintexts: string[] = [];
 let stderrSpy: jest.SpyInstance;
 
 beforeAll(async () => {
-  dbName = `t_billing_secrets_${process.pid}_${randomBytes(4).toString('hex')}`;
-  await ensureDatabase(PG_ADMIN_URL, dbName);
-  const databaseUrl = PG_ADMIN_URL.replace(/\/[^/]*$/, `/${dbName}`);
-  config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'error' }, { databaseUrl, redisUrl: REDIS_URL, redisPrefix: dbName });
-  pubsub = createPlatformPubSub(REDIS_URL, dbName);
+  database = await createTestDatabase('t_billing_secrets');
+  const runtime = createTestRuntime({ databaseUrl: database.url, prefix: database.name, env: { LOG_LEVEL: 'error' }, logLevel: 'debug' });
+  ({ config, pubsub } = runtime);
   stderrSpy = jest.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
     logged.push(String(chunk));
     return true;
   });
-  const runtime: PlatformRuntime = { config, databaseUrl, redisUrl: REDIS_URL, pubsub, logger: createLogger('debug') };
   subgraph = await startSubgraph(billingSubgraph, runtime, 0);
   baseUrl = subgraph.url.replace(/\/graphql$/, '');
-  pg = new Client({ connectionString: databaseUrl });
+  pg = new Client({ connectionString: database.url });
   await pg.connect();
 });
 
@@ -77,7 +70,7 @@ afterAll(async () => {
   await pg?.end();
   await subgraph?.stop();
   await pubsub?.close();
-  await dropDatabase(PG_ADMIN_URL, dbName);
+  await database?.drop();
   stderrSpy?.mockRestore();
 });
 

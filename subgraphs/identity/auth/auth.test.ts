@@ -1,11 +1,11 @@
 import { DataSource } from 'typeorm';
 import { decodeJwt } from 'jose';
-import { dropDatabase, ensureDatabase } from '../../../core/database';
 import { createRedis } from '../../../core/redis';
 import { startSubgraph } from '../../../core/subgraph';
 import { identitySubgraph } from '..';
 import { PASSWORD_HASH_PARAMS } from '../users/password';
-import { codeOf, PG_ADMIN_URL, startIdentityHarness, type IdentityHarness } from '../testing/identity-harness';
+import { createTestDatabase } from '../../../test/services';
+import { codeOf, startIdentityHarness, type IdentityHarness } from '../testing/identity-harness';
 import { purgeExpiredRefreshTokens } from './refresh-token.maintenance';
 
 const LOGIN = `mutation($u: String!, $p: String!) {
@@ -44,9 +44,8 @@ describe('identity auth', () => {
   });
 
   it('bootstraps the administrator once when two processes start at once on a fresh database', async () => {
-    const name = `${h.config.redisPrefix}_boot`;
-    await ensureDatabase(PG_ADMIN_URL, name);
-    const runtime = { ...h.runtime, databaseUrl: PG_ADMIN_URL.replace(/\/[^/]*$/, `/${name}`), onQuery: undefined };
+    const database = await createTestDatabase('identity_boot');
+    const runtime = { ...h.runtime, databaseUrl: database.url, onQuery: undefined };
     try {
       const both = await Promise.all([startSubgraph(identitySubgraph, runtime, 0), startSubgraph(identitySubgraph, runtime, 0)]);
       const [{ users, workspaces }] = await both[0].dataSource.query(
@@ -55,7 +54,7 @@ describe('identity auth', () => {
       expect({ users, workspaces }).toEqual({ users: 1, workspaces: 1 });
       await Promise.all(both.map((s) => s.stop()));
     } finally {
-      await dropDatabase(PG_ADMIN_URL, name);
+      await database.drop();
     }
   });
 

@@ -1,14 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { loadConfig, type PlatformConfig } from '../../../core/config';
-import { dropDatabase, ensureDatabase } from '../../../core/database';
-import { createLogger } from '../../../core/logger';
+import type { PlatformConfig } from '../../../core/config';
 import { ENVELOPE_HEADER, signEnvelope, type Envelope, type Principal } from '../../../core/principal';
-import { createPlatformPubSub } from '../../../core/pubsub';
 import { startSubgraph, type PlatformRuntime, type RunningSubgraph } from '../../../core/subgraph';
 import { identitySubgraph } from '..';
 
-export const PG_ADMIN_URL = process.env.TEST_DATABASE_ADMIN_URL ?? 'postgres://root@127.0.0.1:5432/postgres';
-export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+import { createTestDatabase, createTestRuntime } from '../../../test/services';
 
 export interface GraphQLResponse<T = Record<string, any>> {
   status: number;
@@ -46,20 +42,16 @@ export interface IdentityHarness {
  * HTTP with envelopes signed like the gateway's.
  */
 export async function startIdentityHarness(overrides: Partial<PlatformConfig> = {}): Promise<IdentityHarness> {
-  const id = `identity_${process.pid}_${randomBytes(4).toString('hex')}`;
-  await ensureDatabase(PG_ADMIN_URL, id);
-  const databaseUrl = PG_ADMIN_URL.replace(/\/[^/]*$/, `/${id}`);
-  const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'error' }, { databaseUrl, redisUrl: REDIS_URL, redisPrefix: id, ...overrides });
+  const database = await createTestDatabase('identity');
   const queries: string[] = [];
-  const pubsub = createPlatformPubSub(REDIS_URL, config.redisPrefix);
-  const runtime: PlatformRuntime = {
-    config,
-    databaseUrl,
-    redisUrl: REDIS_URL,
-    pubsub,
-    logger: createLogger(config.logLevel),
+  const runtime: PlatformRuntime = createTestRuntime({
+    databaseUrl: database.url,
+    prefix: database.name,
+    env: { LOG_LEVEL: 'error' },
+    overrides,
     onQuery: (_name, sql) => queries.push(sql),
-  };
+  });
+  const { config, pubsub } = runtime;
   const subgraph = await startSubgraph(identitySubgraph, runtime, 0);
   const base = subgraph.url.replace(/\/graphql$/, '');
 
@@ -125,7 +117,7 @@ export async function startIdentityHarness(overrides: Partial<PlatformConfig> = 
     async stop() {
       await subgraph.stop();
       await pubsub.close();
-      await dropDatabase(PG_ADMIN_URL, id).catch(() => undefined);
+      await database.drop();
     },
   };
 }

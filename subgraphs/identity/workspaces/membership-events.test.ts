@@ -2,6 +2,7 @@ import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 import type { Principal } from '../../../core/principal';
 import { TOPICS } from '../../../core/pubsub';
+import { eventually } from '../../../test/services';
 import { startIdentityHarness, type IdentityHarness } from '../testing/identity-harness';
 
 const SUBSCRIBE = `subscription($w: ID!) { workspaceMembershipChanged(workspaceId: $w) { workspaceId userId role kind at } }`;
@@ -62,13 +63,13 @@ describe('workspaceMembershipChanged over graphql-ws', () => {
     const real = () => events.filter((e) => e.userId !== 'probe');
 
     expect((await h.gql(ADD, { w: workspaceId, u: bob.userId, r: 'member' }, { principal: alice })).errors).toBeUndefined();
-    await eventually(() => real().length >= 1);
+    await eventually(() => real().length >= 1, 5000);
     expect(real()[0]).toMatchObject({ workspaceId, userId: bob.userId, role: 'member', kind: 'ADDED' });
     expect(Date.parse(real()[0].at)).not.toBeNaN();
 
     await h.gql(ADD, { w: workspaceId, u: bob.userId, r: 'viewer' }, { principal: alice });
     await h.gql(REMOVE, { w: workspaceId, u: bob.userId }, { principal: alice });
-    await eventually(() => real().length >= 3);
+    await eventually(() => real().length >= 3, 5000);
     expect(real().slice(1).map((e) => [e.kind, e.role])).toEqual([
       ['ROLE_CHANGED', 'viewer'],
       ['REMOVED', null],
@@ -87,11 +88,3 @@ describe('workspaceMembershipChanged over graphql-ws', () => {
     expect(errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
   });
 });
-
-async function eventually(check: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
