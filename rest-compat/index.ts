@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { print, printSchema } from 'graphql';
 import { DomainError } from '../core/errors';
-import { readBody } from '../core/http';
+import { readBody, sendJson } from '../core/http';
 import { renderDocsPage } from './docs-page';
 import { restError, toRestError, type RestError } from './errors';
 import { buildOpenApiDocument } from './openapi';
@@ -151,15 +151,7 @@ export function createRestHandler(options: RestCompatOptions, table: readonly Ro
 }
 
 function send(res: ServerResponse, requestId: string, error: RestError, extraHeaders?: Record<string, string>): void {
-  const payload = JSON.stringify(error.body);
-  res.writeHead(error.status, {
-    ...extraHeaders,
-    ...error.headers,
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(payload),
-    'x-request-id': requestId,
-  });
-  res.end(payload);
+  sendJson(res, error.status, error.body, { ...extraHeaders, ...error.headers, 'x-request-id': requestId });
 }
 
 function hasBody(req: IncomingMessage): boolean {
