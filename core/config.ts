@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+import { PLAN_NAMES, parseRateLimitOverrides, type PlanName, type RateLimitOverrides } from './rate-limits';
 
 /** The seven domains of the graph, in the order they are composed and started. */
 export const SUBGRAPH_NAMES = ['identity', 'compute', 'sessions', 'workflows', 'ai', 'billing', 'analytics'] as const;
@@ -94,6 +95,66 @@ export interface PlatformConfig {
   /** Cron of the maintenance purge of expired refresh tokens. @defaultValue every hour */
   refreshTokenPurgeCron: string;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
+  /**
+   * External base URL of the edge, without /v1 (`PUBLIC_URL`), used in redirect URIs given to
+   * identity providers. Unset: the address the gateway listens on.
+   */
+  publicUrl?: string;
+  /**
+   * Where a browser sign-in through an identity provider ends (`CONSOLE_URL`): the console is
+   * sent there with a one-time handoff code. Unset: publicUrl.
+   */
+  consoleUrl?: string;
+  /** Configured identity providers (`IDP_A_*`, `IDP_B_*`); an absent one answers 503. */
+  identityProviders: Partial<Record<IdpName, IdentityProviderConfig>>;
+  /** Lifetime of a pending OAuth state (sign-in or workspace connection), seconds. @defaultValue 600 */
+  oauthStateTtlSeconds: number;
+  /** Issuer label in otpauth URIs (what authenticator apps show). @defaultValue Workspace Platform */
+  totpIssuer: string;
+  /** Lifetime of the MFA challenge login answers a TOTP user, seconds. @defaultValue 300 */
+  mfaChallengeTtlSeconds: number;
+  /** Failed TOTP codes allowed per user per window. @defaultValue 5 */
+  totpFailuresPerWindow: number;
+  /** Window of the TOTP throttle, seconds. @defaultValue 900 */
+  totpFailureWindowSeconds: number;
+  /** Whether the gateway enforces request rate limits (`RATE_LIMITS_DISABLED=true` turns them off). @defaultValue true */
+  rateLimitsEnabled: boolean;
+  /** Plan of a workspace with none recorded. @defaultValue free */
+  defaultPlan: PlanName;
+  /** `RATE_LIMIT_OVERRIDES`: JSON `{"<workspaceId>" or "*": {"readRequestsPerMinute": n, ...}}`. */
+  rateLimitOverrides: RateLimitOverrides;
+  /** Requests per minute per client address without credentials (login, public routes). @defaultValue 300 */
+  anonymousRequestsPerMinute: number;
+}
+
+/** The identity providers of the spec's neutral tokens; each may be configured or not. */
+export const IDP_NAMES = ['idp-a', 'idp-b'] as const;
+export type IdpName = (typeof IDP_NAMES)[number];
+
+/**
+ * One identity provider (`IDP_A_*` / `IDP_B_*`). Either an issuer whose discovery document
+ * gives the endpoints, or explicit endpoints. `oidc` providers are trusted by their verified ID
+ * token (nonce checked); `oauth2` providers by their userinfo endpoint.
+ */
+export interface IdentityProviderConfig {
+  name: IdpName;
+  protocol: 'oidc' | 'oauth2';
+  /** OIDC issuer; alone, its discovery document gives the endpoints. */
+  issuer?: string;
+  /** Explicit endpoints (all of them instead of discovery). */
+  authorizationUrl?: string;
+  tokenUrl?: string;
+  userinfoUrl?: string;
+  /** Key set verifying ID tokens, for `oidc` with explicit endpoints. */
+  jwksUrl?: string;
+  clientId: string;
+  clientSecret?: string;
+  /** Scopes asked at sign-in. @defaultValue openid email profile (oidc), email profile (oauth2) */
+  scopes: string[];
+  /** Scopes asked when a workspace connects to the provider. @defaultValue scopes plus offline_access (oidc) */
+  connectionScopes: string[];
+  /** Redirect URI of workspace connections when auth-url is not given one. */
+  connectionRedirectUri?: string;
 }
 
 export class ConfigError extends Error {
@@ -163,6 +224,58 @@ export function loadConfig(env: Env = process.env, overrides: Partial<PlatformCo
   const logLevel = (env.LOG_LEVEL ?? (nodeEnv === 'test' ? 'warn' : 'info')) as PlatformConfig['logLevel'];
   if (!['debug', 'info', 'warn', 'error', 'silent'].includes(logLevel)) problems.push(`LOG_LEVEL must be debug, info, warn, error or silent`);
 
+  const url = (name: string): string | undefined => {
+    const raw = env[name];
+    if (!raw) return undefined;
+    try {
+      const parsed = new URL(raw);
+      if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('scheme');
+    } catch {
+      problems.push(`${name} must be an http(s) URL, got "${raw}"`);
+      return undefined;
+    }
+    return raw.replace(/\/+$/, '');
+  };
+  const list = (raw: string | undefined): string[] | undefined => (raw ? raw.split(/[\s,]+/).filter(Boolean) : undefined);
+
+  const identityProviders: Partial<Record<IdpName, IdentityProviderConfig>> = {};
+  for (const name of IDP_NAMES) {
+    const p = name.replace('-', '_').toUpperCase();
+    const clientId = env[`${p}_CLIENT_ID`];
+    if (!clientId) continue;
+    const issuer = url(`${p}_ISSUER`);
+    const authorizationUrl = url(`${p}_AUTHORIZATION_URL`);
+    const tokenUrl = url(`${p}_TOKEN_URL`);
+    const userinfoUrl = url(`${p}_USERINFO_URL`);
+    const jwksUrl = url(`${p}_JWKS_URL`);
+    const protocol = (env[`${p}_PROTOCOL`] || (issuer ? 'oidc' : 'oauth2')) as IdentityProviderConfig['protocol'];
+    if (protocol !== 'oidc' && protocol !== 'oauth2') problems.push(`${p}_PROTOCOL must be oidc or oauth2`);
+    if (!issuer && !authorizationUrl) problems.push(`${name}: set ${p}_ISSUER (discovery) or ${p}_AUTHORIZATION_URL and ${p}_TOKEN_URL`);
+    if (authorizationUrl && !tokenUrl) problems.push(`${name}: ${p}_TOKEN_URL is required with ${p}_AUTHORIZATION_URL`);
+    if (authorizationUrl && protocol === 'oidc' && (!issuer || !jwksUrl)) problems.push(`${name}: an oidc provider with explicit endpoints needs ${p}_ISSUER and ${p}_JWKS_URL`);
+    if (authorizationUrl && protocol === 'oauth2' && !userinfoUrl) problems.push(`${name}: an oauth2 provider needs ${p}_USERINFO_URL`);
+    const scopes = list(env[`${p}_SCOPES`]) ?? (protocol === 'oidc' ? ['openid', 'email', 'profile'] : ['email', 'profile']);
+    identityProviders[name] = {
+      name,
+      protocol,
+      issuer,
+      authorizationUrl,
+      tokenUrl,
+      userinfoUrl,
+      jwksUrl,
+      clientId,
+      clientSecret: env[`${p}_CLIENT_SECRET`] || undefined,
+      scopes,
+      connectionScopes: list(env[`${p}_CONNECTION_SCOPES`]) ?? (protocol === 'oidc' ? [...scopes, 'offline_access'] : scopes),
+      connectionRedirectUri: url(`${p}_CONNECTION_REDIRECT_URI`),
+    };
+  }
+
+  const defaultPlan = (env.DEFAULT_PLAN || 'free') as PlanName;
+  if (!(PLAN_NAMES as readonly string[]).includes(defaultPlan)) problems.push(`DEFAULT_PLAN must be one of ${PLAN_NAMES.join(', ')}`);
+  const rateLimitsDisabled = env.RATE_LIMITS_DISABLED ?? 'false';
+  if (!['true', 'false', '1', '0'].includes(rateLimitsDisabled)) problems.push('RATE_LIMITS_DISABLED must be true or false');
+
   const config: PlatformConfig = {
     env: nodeEnv,
     bindHost: env.BIND_HOST || '127.0.0.1',
@@ -197,6 +310,18 @@ export function loadConfig(env: Env = process.env, overrides: Partial<PlatformCo
     workerConcurrency: int('WORKER_CONCURRENCY', 4, 1, 256),
     refreshTokenPurgeCron: env.REFRESH_TOKEN_PURGE_CRON || '0 * * * *',
     logLevel,
+    publicUrl: url('PUBLIC_URL'),
+    consoleUrl: url('CONSOLE_URL'),
+    identityProviders,
+    oauthStateTtlSeconds: int('OAUTH_STATE_TTL_SECONDS', 600, 30, 3600),
+    totpIssuer: env.TOTP_ISSUER || 'Workspace Platform',
+    mfaChallengeTtlSeconds: int('MFA_CHALLENGE_TTL_SECONDS', 300, 30, 3600),
+    totpFailuresPerWindow: int('TOTP_FAILURES_PER_WINDOW', 5, 1, 1000),
+    totpFailureWindowSeconds: int('TOTP_FAILURE_WINDOW_SECONDS', 900, 1, 86400),
+    rateLimitsEnabled: !['true', '1'].includes(rateLimitsDisabled),
+    defaultPlan,
+    rateLimitOverrides: parseRateLimitOverrides(env.RATE_LIMIT_OVERRIDES, problems),
+    anonymousRequestsPerMinute: int('RATE_LIMIT_ANONYMOUS_PER_MINUTE', 300, 1, 10_000_000),
     ...overrides,
   };
 

@@ -10,9 +10,9 @@ import { MalformedPathError, RouteMatcher } from './route-matcher';
 import { ROUTES, type RouteDefinition } from './routes';
 import { resolveServedRoutes, type ServedRoute } from './served-routes';
 import { createSofaRoutes, type SofaRequestState } from './sofa-router';
-import type { RestCompatOptions } from './types';
+import type { RawRouteHandler, RestCompatOptions } from './types';
 
-export type { RestCompatOptions, RestExecutor, RestOperation, RestOperationResult } from './types';
+export type { ExtraRawRoute, RawRouteContext, RawRouteHandler, RestCompatOptions, RestExecutor, RestOperation, RestOperationResult } from './types';
 export { ROUTES, type RouteDefinition } from './routes';
 
 export interface RestHandler {
@@ -28,6 +28,7 @@ export interface RestHandler {
 type TableEntry =
   | { kind: 'served'; route: ServedRoute }
   | { kind: 'pending'; route: RouteDefinition }
+  | { kind: 'raw'; path: string; handler: RawRouteHandler }
   | { kind: 'static'; contentType: string; body: Buffer; headers?: Record<string, string> };
 
 const BASE = '/v1';
@@ -46,8 +47,14 @@ export function createRestHandler(options: RestCompatOptions, table: readonly Ro
 
   const matcher = new RouteMatcher<TableEntry>();
   const servedByKey = new Map(served.map((route) => [`${route.method} ${route.path}`, route]));
+  for (const extra of options.extraRawRoutes ?? []) matcher.add(extra.method, extra.path, { kind: 'raw', path: extra.path, handler: extra.handler });
   for (const route of table) {
-    const entry: TableEntry = route.field ? { kind: 'served', route: servedByKey.get(`${route.method} ${route.path}`)! } : { kind: 'pending', route };
+    const rawHandler = route.raw ? options.rawHandlers?.[route.raw] : undefined;
+    const entry: TableEntry = route.field
+      ? { kind: 'served', route: servedByKey.get(`${route.method} ${route.path}`)! }
+      : rawHandler
+        ? { kind: 'raw', path: route.path, handler: rawHandler }
+        : { kind: 'pending', route };
     matcher.add(route.method, route.path, entry);
   }
   // The published schema and its docs: public, not routes of the spec.
@@ -92,6 +99,16 @@ export function createRestHandler(options: RestCompatOptions, table: readonly Ro
     if (entry.kind === 'static') {
       res.writeHead(200, { 'content-type': entry.contentType, 'content-length': entry.body.length, 'x-request-id': requestId, ...entry.headers });
       res.end(entry.body);
+      return;
+    }
+    if (entry.kind === 'raw') {
+      try {
+        await entry.handler(req, res, { params: match.params, query: new URLSearchParams(queryAt >= 0 ? url.slice(queryAt + 1) : ''), requestId, path: entry.path });
+      } catch (err) {
+        if (!(err instanceof DomainError)) throw err;
+        if (res.headersSent) return void res.destroy();
+        return send(res, requestId, toRestError([err], requestId));
+      }
       return;
     }
     if (entry.kind === 'pending') {

@@ -12,6 +12,9 @@
  *   flat JSON body are the field's arguments, by name.
  * - `status` is the success status (200 unless given). `public` routes need no credentials
  *   (documentation only: the gateway decides).
+ * - `raw` routes are not GraphQL operations (browser redirects, streams, uploads): the gateway
+ *   serves them with the raw HTTP handler of that name (`RestCompatOptions.rawHandlers`).
+ * - A route the spec gives without a method (`*`) may be served under the one method it needs.
  */
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -26,10 +29,13 @@ export interface RouteDefinition {
   public?: boolean;
   /** Why the route is not served yet, and the issue that will serve it. */
   pending?: string;
+  /** The raw HTTP handler that serves the route (see RestCompatOptions.rawHandlers). */
+  raw?: RawHandlerName;
 }
 
-const IDENTITY_EXTENSIONS = 'identity subgraph: not modelled yet (issue: identity extensions)';
-const IDP_REDIRECT = 'browser redirect flow of an identity provider: raw HTTP handler (issue: identity extensions)';
+/** Raw HTTP handlers the gateway provides. */
+export type RawHandlerName = 'idpLogin';
+
 const SESSIONS = 'sessions subgraph (issue: sessions)';
 const COMPUTE = 'compute subgraph (issue: compute)';
 const WORKFLOWS = 'workflows subgraph (issue: workflows)';
@@ -54,12 +60,12 @@ export const ROUTES: readonly RouteDefinition[] = [
   { method: 'POST', path: '/auth/refresh', field: 'Mutation.refresh', public: true },
   { method: 'POST', path: '/auth/api-keys', field: 'Mutation.createApiKey', status: 201 },
   { method: 'GET', path: '/auth/profile', field: 'Query.profile' },
-  { method: 'GET', path: '/auth/idp-a', pending: IDP_REDIRECT },
-  { method: 'GET', path: '/auth/idp-b', pending: IDP_REDIRECT },
-  { method: '*', path: '/auth/totp/setup', pending: IDENTITY_EXTENSIONS },
-  { method: '*', path: '/auth/totp/verify', pending: IDENTITY_EXTENSIONS },
-  { method: '*', path: '/auth/totp/verify-setup', pending: IDENTITY_EXTENSIONS },
-  { method: '*', path: '/auth/totp/disable', pending: IDENTITY_EXTENSIONS },
+  { method: 'GET', path: '/auth/idp-a', raw: 'idpLogin', public: true },
+  { method: 'GET', path: '/auth/idp-b', raw: 'idpLogin', public: true },
+  { method: 'POST', path: '/auth/totp/setup', field: 'Mutation.setupTotp' },
+  { method: 'POST', path: '/auth/totp/verify', field: 'Mutation.verifyTotp', public: true },
+  { method: 'POST', path: '/auth/totp/verify-setup', field: 'Mutation.verifyTotpSetup' },
+  { method: 'POST', path: '/auth/totp/disable', field: 'Mutation.disableTotp' },
 
   // /browser
   { method: 'GET', path: '/browser/sessions', pending: SESSIONS },
@@ -254,12 +260,12 @@ export const ROUTES: readonly RouteDefinition[] = [
   { method: 'GET', path: '/workspaces/{workspaceId}/secrets/{secretId}', field: 'Query.secret' },
   { method: 'PATCH', path: '/workspaces/{workspaceId}/secrets/{secretId}', field: 'Mutation.updateSecret' },
   { method: 'DELETE', path: '/workspaces/{workspaceId}/secrets/{secretId}', field: 'Mutation.deleteSecret' },
-  { method: 'GET', path: '/workspaces/{workspaceId}/rate-limits', pending: IDENTITY_EXTENSIONS },
-  { method: 'POST', path: '/workspaces/{workspaceId}/rate-limits/refresh', pending: IDENTITY_EXTENSIONS },
-  { method: 'GET', path: '/workspaces/{workspaceId}/oauth-connections/idp-a', pending: IDENTITY_EXTENSIONS },
-  { method: 'POST', path: '/workspaces/{workspaceId}/oauth-connections/idp-a/auth-url', pending: IDENTITY_EXTENSIONS },
-  { method: 'POST', path: '/workspaces/{workspaceId}/oauth-connections/idp-a/exchange', pending: IDENTITY_EXTENSIONS },
-  { method: 'DELETE', path: '/workspaces/{workspaceId}/oauth-connections/idp-a/{connectionId}', pending: IDENTITY_EXTENSIONS },
+  { method: 'GET', path: '/workspaces/{workspaceId}/rate-limits', field: 'Query.rateLimits' },
+  { method: 'POST', path: '/workspaces/{workspaceId}/rate-limits/refresh', field: 'Mutation.refreshRateLimits' },
+  { method: 'GET', path: '/workspaces/{workspaceId}/oauth-connections/idp-a', field: 'Query.oauthConnections' },
+  { method: 'POST', path: '/workspaces/{workspaceId}/oauth-connections/idp-a/auth-url', field: 'Mutation.createOAuthConnectionUrl' },
+  { method: 'POST', path: '/workspaces/{workspaceId}/oauth-connections/idp-a/exchange', field: 'Mutation.exchangeOAuthConnectionCode', status: 201 },
+  { method: 'DELETE', path: '/workspaces/{workspaceId}/oauth-connections/idp-a/{connectionId}', field: 'Mutation.deleteOAuthConnection' },
 
   // /ai-gateway
   { method: 'GET', path: '/ai-gateway/providers', pending: AI },

@@ -44,9 +44,10 @@ export function resolveServedRoutes(schema: GraphQLSchema, table: readonly Route
 
   for (const route of table) {
     const label = `${route.method} ${route.path}`;
-    if (route.field && route.pending) problems.push(`${label} is both served (${route.field}) and pending`);
+    const kinds = [route.field, route.pending, route.raw].filter(Boolean).length;
+    if (kinds > 1) problems.push(`${label} must be exactly one of served (a field), raw (a handler) or pending`);
     if (!route.field) {
-      if (!route.pending) problems.push(`${label} has neither a field nor a pending reason`);
+      if (kinds === 0) problems.push(`${label} has neither a field nor a pending reason`);
       continue;
     }
     if (route.method === '*' || route.path.includes('*')) {

@@ -2,6 +2,28 @@ import type { IncomingMessage } from 'node:http';
 import type { DocumentNode, GraphQLFormattedError, GraphQLSchema } from 'graphql';
 import type { PlatformConfig } from '../core/config';
 import type { Logger } from '../core/logger';
+import type { IncomingMessage as Req, ServerResponse } from 'node:http';
+import type { HttpMethod, RawHandlerName } from './routes';
+
+/** What a raw route handler gets besides the request and response. */
+export interface RawRouteContext {
+  /** Path parameters of the matched route, decoded. */
+  params: Record<string, string>;
+  query: URLSearchParams;
+  requestId: string;
+  /** The route's path as the table writes it (`/auth/idp-a`). */
+  path: string;
+}
+
+/** Serves a raw route completely (status, headers, body); errors it throws get the platform shape. */
+export type RawRouteHandler = (req: Req, res: ServerResponse, ctx: RawRouteContext) => Promise<void>;
+
+/** A raw route outside the spec's table (an OAuth callback, for example). */
+export interface ExtraRawRoute {
+  method: HttpMethod;
+  path: string;
+  handler: RawRouteHandler;
+}
 
 /** One REST call as a GraphQL operation, for the gateway to run. */
 export interface RestOperation {
@@ -36,4 +58,8 @@ export interface RestCompatOptions {
    * @defaultValue 1
    */
   depthLimit?: number;
+  /** Handlers of the table's `raw` routes; a raw route without one answers "not yet available". */
+  rawHandlers?: Partial<Record<RawHandlerName, RawRouteHandler>>;
+  /** Raw routes the table does not list (they are not spec routes), matched before the table. */
+  extraRawRoutes?: ExtraRawRoute[];
 }

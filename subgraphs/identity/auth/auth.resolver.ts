@@ -1,14 +1,14 @@
 import { Arg, Ctx, Mutation, Resolver } from 'type-graphql';
 import type { IdentityContext } from '../identity.context';
 import type { AuthService } from './auth.service';
-import { AuthPayload } from './auth.types';
+import { AuthPayload, LoginResult } from './auth.types';
 
 @Resolver()
 export class AuthResolver {
   constructor(private readonly service: AuthService) {}
 
-  @Mutation(() => AuthPayload, { description: 'Public. Signs in with a username and password.' })
-  login(@Arg('username', () => String) username: string, @Arg('password', () => String) password: string, @Ctx() ctx: IdentityContext): Promise<AuthPayload> {
+  @Mutation(() => LoginResult, { description: 'Public. Signs in with a username and password; a user with TOTP on gets an MFA challenge instead of tokens.' })
+  login(@Arg('username', () => String) username: string, @Arg('password', () => String) password: string, @Ctx() ctx: IdentityContext): Promise<LoginResult> {
     return this.service.login(ctx, { username, password });
   }
 

@@ -11,7 +11,7 @@ import { verifyAgainstDummy, verifyPassword } from '../users/password';
 import type { UserRepository } from '../users/user.repository';
 import { toWorkspaceMembership } from '../workspaces/workspace.mapper';
 import type { WorkspaceRepository } from '../workspaces/workspace.repository';
-import type { AuthPayload } from './auth.types';
+import type { AuthPayload, LoginResult } from './auth.types';
 import type { LoginThrottle } from './login-throttle';
 import { formatRefreshToken, newRefreshSecret, parseRefreshToken } from './refresh-token.format';
 import type { RefreshTokenRepository } from './refresh-token.repository';
@@ -25,6 +25,14 @@ const INVALID_REFRESH = 'Invalid or expired refresh token';
 const MAX_USERNAME_LENGTH = 64;
 const MAX_PASSWORD_LENGTH = 256;
 
+/**
+ * The second-factor step of sign-in. For a user who has one enabled it answers a short-lived,
+ * single-use challenge (and no tokens are issued until the challenge is met); otherwise null.
+ */
+export interface MfaGate {
+  challengeFor(user: UserEntity): Promise<{ challenge: string; expiresIn: number } | null>;
+}
+
 export interface AuthServiceDeps {
   users: UserRepository;
   workspaces: WorkspaceRepository;
@@ -32,6 +40,8 @@ export interface AuthServiceDeps {
   throttle: LoginThrottle;
   config: PlatformConfig;
   logger: Logger;
+  /** Set by the TOTP service once built (the two depend on each other). */
+  mfa?: MfaGate;
 }
 
 type RefreshOutcome = { kind: 'invalid' } | { kind: 'reused'; userId: string; familyId: string } | { kind: 'rotated'; userId: string; familyId: string; token: string };
@@ -40,7 +50,7 @@ export class AuthService {
   constructor(private readonly deps: AuthServiceDeps) {}
 
   /** Public. Throttled per username and per client address; only failures count. */
-  async login(ctx: RequestContext, input: { username: string; password: string }): Promise<AuthPayload> {
+  async login(ctx: RequestContext, input: { username: string; password: string }): Promise<LoginResult> {
     const { users, throttle } = this.deps;
     const username = typeof input.username === 'string' ? input.username : '';
     const password = typeof input.password === 'string' ? input.password : '';
@@ -54,10 +64,32 @@ export class AuthService {
       throw new UnauthenticatedError(INVALID_CREDENTIALS);
     }
     await throttle.recordSuccess(username);
+    return this.completeLogin(user);
+  }
+
+  /**
+   * The end of every first-factor sign-in (password, identity provider): a challenge when the
+   * user has a second factor, else a new session.
+   */
+  async completeLogin(user: UserEntity): Promise<LoginResult> {
+    const challenge = await this.deps.mfa?.challengeFor(user);
+    if (challenge) {
+      return { accessToken: null, refreshToken: null, tokenType: null, expiresIn: null, user: null, mfaRequired: true, mfaChallenge: challenge.challenge, mfaChallengeExpiresIn: challenge.expiresIn };
+    }
+    return { ...(await this.issueSession(user)), mfaRequired: false, mfaChallenge: null, mfaChallengeExpiresIn: null };
+  }
+
+  /** A new session (refresh-token family) for a user whose every factor has been checked. */
+  async issueSession(user: UserEntity): Promise<AuthPayload> {
     const familyId = newId(FAMILY_PREFIX);
     const secret = newRefreshSecret();
     const row = await this.deps.refreshTokens.insert({ userId: user.id, familyId, secretHash: sha256(secret), expiresAt: this.refreshExpiry() });
     return this.payload(user, familyId, formatRefreshToken(row.id, secret));
+  }
+
+  /** Lets the TOTP service gate sign-in (it is built after this service). */
+  setMfaGate(gate: MfaGate): void {
+    this.deps.mfa = gate;
   }
 
   /**
