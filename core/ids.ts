@@ -10,6 +10,7 @@ export const ID_PREFIX = {
   apiKey: 'key',
   refreshToken: 'rt',
   secret: 'sec',
+  oauthConnection: 'oac',
 } as const;
 
 /**

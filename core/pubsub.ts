@@ -9,7 +9,14 @@ export const TOPICS = {
   workspaceMembership: 'identity.workspace-membership',
   /** A principal's cached form is stale (membership, key revoked, user changed). */
   principalChanged: 'identity.principal-changed',
+  /** A workspace's stored rate limits changed; payload RateLimitsChangedEvent. Gateways drop their cached copy. */
+  rateLimitsChanged: 'billing.rate-limits-changed',
 } as const;
+
+/** Payload of TOPICS.rateLimitsChanged. */
+export interface RateLimitsChangedEvent {
+  workspaceId: string;
+}
 
 export interface PlatformPubSub {
   /** What type-graphql's `buildSchema({ pubSub })` takes. */

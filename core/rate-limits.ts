@@ -46,6 +46,9 @@ export const PLAN_LIMITS: Record<PlanName, RateLimitValues> = {
  */
 export type RateLimitOverrides = Record<string, Partial<RateLimitValues>>;
 
+/** Largest limit value: GraphQL's Int is 32-bit signed. */
+export const MAX_LIMIT_VALUE = 2_147_483_647;
+
 /** Parses and validates RATE_LIMIT_OVERRIDES; problems are reported, never thrown. */
 export function parseRateLimitOverrides(raw: string | undefined, problems: string[]): RateLimitOverrides {
   if (!raw) return {};
@@ -70,8 +73,8 @@ export function parseRateLimitOverrides(raw: string | undefined, problems: strin
     for (const [key, value] of Object.entries(values as Record<string, unknown>)) {
       if (!(RATE_LIMIT_KEYS as readonly string[]).includes(key)) {
         problems.push(`RATE_LIMIT_OVERRIDES["${workspace}"] has unknown key "${key}" (known: ${RATE_LIMIT_KEYS.join(', ')})`);
-      } else if (!Number.isInteger(value) || (value as number) < 0) {
-        problems.push(`RATE_LIMIT_OVERRIDES["${workspace}"].${key} must be a non-negative integer`);
+      } else if (!Number.isInteger(value) || (value as number) < 0 || (value as number) > MAX_LIMIT_VALUE) {
+        problems.push(`RATE_LIMIT_OVERRIDES["${workspace}"].${key} must be an integer between 0 and ${MAX_LIMIT_VALUE}`);
       } else {
         entry[key as keyof RateLimitValues] = value as number;
       }
@@ -84,4 +87,43 @@ export function parseRateLimitOverrides(raw: string | undefined, problems: strin
 /** Plan limits with the configuration's overrides applied (`*` first, then the workspace's own). */
 export function effectiveLimits(plan: PlanName, workspaceId: string, overrides: RateLimitOverrides, stored: Partial<RateLimitValues> = {}): RateLimitValues {
   return { ...PLAN_LIMITS[plan], ...overrides['*'], ...stored, ...overrides[workspaceId] };
+}
+
+/** Length of a request-counting window, seconds (fixed windows, opened by a workspace's first request). */
+export const RATE_LIMIT_WINDOW_SECONDS = 60;
+
+/** What the gateway counts requests under: a route class per workspace, or `anonymous` per client address. */
+export type LimitedClass = RouteClass | 'anonymous';
+
+/**
+ * Redis key prefix of a class's request counters, for rate-limiter-flexible's `keyPrefix`. The
+ * gateway consumes and billing reads (`RateLimiterRedis.get`) under the same prefix; the key
+ * after it is the workspace id (`anonymous`: the client address). Full key:
+ * `<redisPrefix>:rate-limit:<class>:<workspaceId | address>`, an integer with a TTL of the window.
+ */
+export function requestCounterPrefix(redisPrefix: string, routeClass: LimitedClass): string {
+  return `${redisPrefix}:rate-limit:${routeClass}`;
+}
+
+/**
+ * Redis keys of a workspace's live usage of the non-request limits. Billing only reads them;
+ * the domain that owns each resource maintains it:
+ * - `concurrentSandboxes` / `concurrentBrowserSessions`: `<redisPrefix>:usage:<workspaceId>:concurrent-sandboxes`
+ *   and `...:concurrent-browser-sessions`, integers (INCR on start, DECR on stop; compute and sessions).
+ * - `aiTokens(minute)`: `<redisPrefix>:usage:<workspaceId>:ai-tokens:<minute>`, where minute is
+ *   `aiTokenMinute()` (whole minutes since the epoch, UTC); INCRBY tokens with a TTL of about
+ *   two minutes (the AI gateway).
+ */
+export function usageKeys(redisPrefix: string, workspaceId: string) {
+  const base = `${redisPrefix}:usage:${workspaceId}`;
+  return {
+    concurrentSandboxes: `${base}:concurrent-sandboxes`,
+    concurrentBrowserSessions: `${base}:concurrent-browser-sessions`,
+    aiTokens: (minute: number) => `${base}:ai-tokens:${minute}`,
+  };
+}
+
+/** The minute the AI-token counter of `now` belongs to: whole minutes since the epoch. */
+export function aiTokenMinute(now = Date.now()): number {
+  return Math.floor(now / 60_000);
 }

@@ -15,12 +15,15 @@ import { maskError } from '../core/errors/mask';
 import { readBody, sendError, sendJson } from '../core/http';
 import { closeOnce, closeServer } from '../core/lifecycle';
 import type { PlatformRuntime } from '../core/subgraph';
-import { createRestHandler, type RestExecutor } from '../rest-compat';
+import { createRestHandler, type RawRouteHandler, type RestExecutor } from '../rest-compat';
 import { Authenticator } from './auth';
+import { createIdpLogin } from './idp-login';
+import { InternalClient } from './internal-client';
 import { SUPERGRAPH_PATH } from './compose';
 import { buildContext, requestIdOf, type GatewayContext } from './context';
 import { SignedDataSource } from './data-source';
 import { costLimitRule, depthLimitRule } from './limits';
+import { createGatewayRateLimits, limitRawRoute } from './rate-limit';
 import { createSubscriptionServer } from './subscriptions';
 
 export interface GatewayOptions {
@@ -58,6 +61,8 @@ export async function startGateway(runtime: PlatformRuntime, options: GatewayOpt
     pubsub: runtime.pubsub,
     logger,
   });
+  // Undefined when RATE_LIMITS_DISABLED=true.
+  const rateLimits = createGatewayRateLimits(runtime, options.subgraphUrls.billing.replace(/\/graphql$/, ''), logger);
 
   const dataSources: SignedDataSource[] = [];
   const gateway = new ApolloGateway({
@@ -85,6 +90,8 @@ export async function startGateway(runtime: PlatformRuntime, options: GatewayOpt
     plugins: [
       // No HTTP caching of GraphQL responses: the per-field cache-policy bookkeeping is pure cost.
       ApolloServerPluginCacheControlDisabled(),
+      // Request rate limits per workspace and route class (headers, 429 RATE_LIMITED).
+      ...(rateLimits ? [rateLimits.plugin] : []),
       // Usage reporting to Apollo Studio, only when a key is configured (federated traces included).
       ...(config.apolloKey
         ? [ApolloServerPluginUsageReporting({ endpointUrl: config.apolloUsageReportingUrl, sendReportsImmediately: config.env === 'test' })]
@@ -97,12 +104,12 @@ export async function startGateway(runtime: PlatformRuntime, options: GatewayOpt
 
   /** Operations over the socket and from the REST layer run through the same Apollo pipeline. */
   const printed = new WeakMap<DocumentNode, string>();
-  const runOperation = async (
+  const runOperationWithHeaders = async (
     document: DocumentNode | string,
     variables: Record<string, unknown> | undefined,
     operationName: string | undefined,
     contextValue: GatewayContext,
-  ): Promise<{ data?: Record<string, unknown> | null; errors?: ReadonlyArray<GraphQLFormattedError> }> => {
+  ): Promise<{ result: { data?: Record<string, unknown> | null; errors?: ReadonlyArray<GraphQLFormattedError> }; headers?: Record<string, string> }> => {
     let query: string;
     if (typeof document === 'string') query = document;
     else {
@@ -111,8 +118,11 @@ export async function startGateway(runtime: PlatformRuntime, options: GatewayOpt
     }
     const response = await apollo.executeOperation({ query, variables, operationName }, { contextValue });
     if (response.body.kind !== 'single') throw new Error('Incremental delivery is not supported here');
-    return response.body.singleResult;
+    // Headers plugins set (rate limits), for the REST layer to send.
+    const headers = response.http.headers.size ? Object.fromEntries(response.http.headers) : undefined;
+    return { result: response.body.singleResult, headers };
   };
+  const runOperation = async (...args: Parameters<typeof runOperationWithHeaders>) => (await runOperationWithHeaders(...args)).result;
 
   const executeRest: RestExecutor = async ({ document, variables, operationName, req, requestId }) => {
     let ctx: GatewayContext;
@@ -121,9 +131,34 @@ export async function startGateway(runtime: PlatformRuntime, options: GatewayOpt
     } catch (err) {
       return { errors: [errorOf(err)] };
     }
-    return runOperation(document, variables, operationName, ctx);
+    const { result, headers } = await runOperationWithHeaders(document, variables, operationName, ctx);
+    return { ...result, headers };
   };
-  const rest = options.rest === false ? undefined : createRestHandler({ config, logger, schema, execute: executeRest });
+  // Browser sign-in through identity providers (raw routes; identity does the work over its internal API).
+  let listeningUrl = '';
+  const idpLogin = createIdpLogin({
+    config,
+    identity: new InternalClient({
+      baseUrl: options.subgraphUrls.identity.replace(/\/graphql$/, ''),
+      internalSigningSecret: config.internalSigningSecret,
+      logger,
+      // A callback makes several provider calls (token, userinfo, keys), each bounded to 5 s.
+      timeoutMs: 30_000,
+    }),
+    edgeUrl: () => config.publicUrl ?? listeningUrl,
+  });
+  const limitRaw = (handler: RawRouteHandler): RawRouteHandler => (rateLimits ? limitRawRoute(rateLimits.limiter, handler) : handler);
+  const rest =
+    options.rest === false
+      ? undefined
+      : createRestHandler({
+          config,
+          logger,
+          schema,
+          execute: executeRest,
+          rawHandlers: { idpLogin: limitRaw(idpLogin.rawHandlers.idpLogin) },
+          extraRawRoutes: idpLogin.extraRawRoutes.map((route) => ({ ...route, handler: limitRaw(route.handler) })),
+        });
 
   const subgraphWsUrls = Object.fromEntries(Object.entries(options.subgraphUrls).map(([name, url]) => [name, url.replace(/^http/, 'ws')]));
   const subscriptions = createSubscriptionServer({
@@ -133,6 +168,7 @@ export async function startGateway(runtime: PlatformRuntime, options: GatewayOpt
     authenticator,
     signingSecret: config.internalSigningSecret,
     validationRules,
+    admitSubscription: rateLimits?.admitSubscription,
     maxPayload: config.maxBodyBytes,
     logger,
     execute: (document, variables, operationName, ctx) =>
@@ -211,6 +247,7 @@ export async function startGateway(runtime: PlatformRuntime, options: GatewayOpt
   const address = server.address() as AddressInfo;
   const host = config.bindHost === '0.0.0.0' ? '127.0.0.1' : config.bindHost;
   const url = `http://${host}:${address.port}`;
+  listeningUrl = url;
   logger.info('gateway listening', { rest: `${url}/v1`, graphql: `${url}/graphql` });
 
   return {
@@ -222,6 +259,7 @@ export async function startGateway(runtime: PlatformRuntime, options: GatewayOpt
         () => closeServer(server),
         () => apollo.stop(),
         () => authenticator.close(),
+        () => rateLimits?.close(),
         () => Promise.all(dataSources.map((d) => d.close())),
       ],
       logger,

@@ -63,6 +63,8 @@ export interface SubscriptionServerOptions {
   authenticator: Authenticator;
   signingSecret: string;
   validationRules: ValidationRule[];
+  /** Counts a subscription at subscribe time (rate limits); an error it resolves to refuses it. */
+  admitSubscription?(ctx: GatewayContext, operation: OperationDefinitionNode, variables: Record<string, unknown> | undefined): Promise<GraphQLError | undefined>;
   /** Runs queries and mutations sent over the socket through the gateway. */
   execute(document: DocumentNode, variables: Record<string, unknown> | undefined, operationName: string | undefined, ctx: GatewayContext): Promise<ExecutionResult>;
   maxPayload: number;
@@ -161,6 +163,8 @@ export function createSubscriptionServer(options: SubscriptionServerOptions) {
         options.execute(args.document, args.variableValues as Record<string, unknown> | undefined, args.operationName ?? undefined, args.contextValue as GatewayContext),
       subscribe: async (args) => {
         const operation = operationOf(args.document, args.operationName ?? undefined);
+        const refused = await options.admitSubscription?.(args.contextValue as GatewayContext, operation, args.variableValues as Record<string, unknown> | undefined);
+        if (refused) return { errors: [refused] };
         const fields = operation.selectionSet.selections.filter((s) => s.kind === Kind.FIELD).map((s) => (s as { name: { value: string } }).name.value);
         const subgraphs = new Set(fields.filter((f) => f !== '__typename').map((f) => owners.get(f)));
         if (subgraphs.size !== 1 || subgraphs.has(undefined)) {

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { print, printSchema } from 'graphql';
-import { DomainError } from '../core/errors';
+import { DomainError, ValidationError } from '../core/errors';
 import { readBody, sendJson } from '../core/http';
 import { renderDocsPage } from './docs-page';
 import { restError, toRestError, type RestError } from './errors';
@@ -128,6 +128,8 @@ export function createRestHandler(options: RestCompatOptions, table: readonly Ro
       if (route.readsBody || hasBody(req)) rawBody = await readBody(req, config.maxBodyBytes);
       if (route.readsBody) body = parseJsonObject(rawBody!);
       if (queryAt >= 0) query = new URLSearchParams(url.slice(queryAt + 1));
+      const fixed = route.fixedArgs.find((name) => query?.has(name) || (body !== undefined && name in body));
+      if (fixed) throw new ValidationError(`"${fixed}" is fixed by the path ${route.path} and cannot be given`, { field: fixed });
       validateRouteInput(route.args, match.params, query, body);
     } catch (err) {
       if (err instanceof DomainError) return send(res, requestId, toRestError([err], requestId));

@@ -178,10 +178,22 @@ describe('REST handler over a local graph', () => {
     });
 
     it('answers 404 ROUTE_NOT_FOUND saying "not yet available" to a pending route', async () => {
-      for (const [method, path] of [['GET', '/v1/sandboxes'], ['POST', '/v1/auth/totp/setup'], ['GET', '/v1/v1/vendor-proxy/status'], ['POST', '/v1/ai-gateway/vendor-a/v1/chat/completions']]) {
+      // A raw route whose handler was not given (GET /auth/idp-a here) counts as pending too.
+      for (const [method, path] of [['GET', '/v1/sandboxes'], ['GET', '/v1/auth/idp-a'], ['POST', '/v1/webhooks/v1/wf_1/node_1'], ['GET', '/v1/v1/vendor-proxy/status'], ['POST', '/v1/ai-gateway/vendor-a/v1/chat/completions']]) {
         const reply = await call(method, path);
         expectError(reply, 404, 'ROUTE_NOT_FOUND');
         expect(reply.json.error.message).toMatch(/not yet available/);
+      }
+    });
+
+    it('answers 400 VALIDATION_FAILED when a request sets an argument its path fixes', async () => {
+      for (const [method, path, body] of [
+        ['POST', '/v1/workspaces/wsp_1/oauth-connections/idp-a/auth-url', { provider: 'IDP_B' }],
+        ['GET', '/v1/workspaces/wsp_1/oauth-connections/idp-a?provider=IDP_B', undefined],
+      ] as const) {
+        const reply = await call(method, path, body);
+        expectError(reply, 400, 'VALIDATION_FAILED');
+        expect(reply.json.error.details).toMatchObject({ field: 'provider' });
       }
     });
 
@@ -282,6 +294,33 @@ describe('REST handler edge cases', () => {
 
     thrown = new NotFoundError('User', 'usr_9');
     expect((await fetch(`${base}/v1/auth/profile`)).status).toBe(404);
+  });
+
+  it('serves raw routes with their handlers (table and extra routes), and gives their domain errors the platform shape', async () => {
+    const handler = createRestHandler({
+      config,
+      logger,
+      schema: createLocalGraph().schema,
+      execute: async () => ({}),
+      rawHandlers: {
+        idpLogin: async (_req, res, ctx) => {
+          if (ctx.query.get('fail')) throw new NotFoundError('Thing', 'x');
+          res.writeHead(302, { location: `https://idp.example${ctx.path}` }).end();
+        },
+      },
+      extraRawRoutes: [{ method: 'GET', path: '/auth/idp-a/callback', handler: async (_req, res, ctx) => void res.writeHead(200).end(ctx.requestId) }],
+    });
+    const server = http.createServer((req, res) => void handler.handle(req, res, 'req_raw'));
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const redirect = await fetch(`${base}/v1/auth/idp-b`, { redirect: 'manual' });
+    expect(redirect.status).toBe(302);
+    expect(redirect.headers.get('location')).toBe('https://idp.example/auth/idp-b');
+    expect(await (await fetch(`${base}/v1/auth/idp-a/callback?code=1`)).text()).toBe('req_raw');
+    const failed = await fetch(`${base}/v1/auth/idp-a?fail=1`, { redirect: 'manual' });
+    expect(failed.status).toBe(404);
+    expect((await failed.json()).error).toMatchObject({ code: 'NOT_FOUND', requestId: 'req_raw' });
   });
 
   it('lets the first error decide and never answers a success with errors', async () => {

@@ -29,6 +29,11 @@ export interface RouteDefinition {
   public?: boolean;
   /** Why the route is not served yet, and the issue that will serve it. */
   pending?: string;
+  /**
+   * Arguments the path itself fixes (`provider` of `/oauth-connections/idp-a`): the field's
+   * default applies, and a request that sets one is refused with 400.
+   */
+  fixedArgs?: string[];
   /** The raw HTTP handler that serves the route (see RestCompatOptions.rawHandlers). */
   raw?: RawHandlerName;
 }
@@ -262,10 +267,10 @@ export const ROUTES: readonly RouteDefinition[] = [
   { method: 'DELETE', path: '/workspaces/{workspaceId}/secrets/{secretId}', field: 'Mutation.deleteSecret' },
   { method: 'GET', path: '/workspaces/{workspaceId}/rate-limits', field: 'Query.rateLimits' },
   { method: 'POST', path: '/workspaces/{workspaceId}/rate-limits/refresh', field: 'Mutation.refreshRateLimits' },
-  { method: 'GET', path: '/workspaces/{workspaceId}/oauth-connections/idp-a', field: 'Query.oauthConnections' },
-  { method: 'POST', path: '/workspaces/{workspaceId}/oauth-connections/idp-a/auth-url', field: 'Mutation.createOAuthConnectionUrl' },
-  { method: 'POST', path: '/workspaces/{workspaceId}/oauth-connections/idp-a/exchange', field: 'Mutation.exchangeOAuthConnectionCode', status: 201 },
-  { method: 'DELETE', path: '/workspaces/{workspaceId}/oauth-connections/idp-a/{connectionId}', field: 'Mutation.deleteOAuthConnection' },
+  { method: 'GET', path: '/workspaces/{workspaceId}/oauth-connections/idp-a', field: 'Query.oauthConnections', fixedArgs: ['provider'] },
+  { method: 'POST', path: '/workspaces/{workspaceId}/oauth-connections/idp-a/auth-url', field: 'Mutation.createOAuthConnectionUrl', fixedArgs: ['provider'] },
+  { method: 'POST', path: '/workspaces/{workspaceId}/oauth-connections/idp-a/exchange', field: 'Mutation.exchangeOAuthConnectionCode', status: 201, fixedArgs: ['provider'] },
+  { method: 'DELETE', path: '/workspaces/{workspaceId}/oauth-connections/idp-a/{connectionId}', field: 'Mutation.deleteOAuthConnection', fixedArgs: ['provider'] },
 
   // /ai-gateway
   { method: 'GET', path: '/ai-gateway/providers', pending: AI },

@@ -21,6 +21,8 @@ export interface ServedRoute {
   tag: string;
   description: string;
   args: RouteArgument[];
+  /** Arguments the path fixes; a request may not set them. */
+  fixedArgs: string[];
   /** POST, PUT and PATCH read a flat JSON body. */
   readsBody: boolean;
 }
@@ -66,6 +68,10 @@ export function resolveServedRoutes(schema: GraphQLSchema, table: readonly Route
     byField.set(route.field, label);
 
     const pathParams = new Set([...route.path.matchAll(PARAM)].map((m) => m[1]));
+    for (const fixed of route.fixedArgs ?? []) {
+      const arg = field.args.find((a) => a.name === fixed);
+      if (!arg || arg.defaultValue === undefined) problems.push(`${label} → ${route.field}: fixed argument "${fixed}" must be an argument with a default`);
+    }
     for (const param of pathParams) {
       if (!field.args.some((arg) => arg.name === param)) problems.push(`${label} → ${route.field}: path parameter {${param}} is not an argument of the field`);
     }
@@ -82,6 +88,7 @@ export function resolveServedRoutes(schema: GraphQLSchema, table: readonly Route
       tag: tagOf(route.path),
       description: field.description ?? '',
       args: routeArguments(field.args, pathParams),
+      fixedArgs: route.fixedArgs ?? [],
       readsBody: route.method === 'POST' || route.method === 'PUT' || route.method === 'PATCH',
     });
   }

@@ -1,8 +1,11 @@
 /**
- * bench/gateway: the same one-subgraph read measured four ways, side by side in one run on
+ * bench/gateway: the same one-subgraph read measured five ways, side by side in one run on
  * loopback:
  *   direct   POST the query to the identity subgraph (signed envelope, as the gateway would)
- *   gateway  POST the query to our gateway (auth, limits, planning, signing, one HTTP hop)
+ *   gateway  POST the query to our gateway (auth, depth/cost limits, planning, signing, one HTTP
+ *            hop), request rate limits off (RATE_LIMITS_DISABLED=true)
+ *   limited  the same through a second gateway with request rate limits on (one Redis round-trip
+ *            per request, workspace limits from billing, cached), budgets too large to refuse
  *   rest     GET /v1/auth/profile (REST layer → our gateway → subgraph): the same data
  *   stock    POST the query to a stock @apollo/gateway in @apollo/server's standalone server
  *            in front of the same subgraph (the baseline the issue quotes)
@@ -20,6 +23,7 @@ import { dropDatabase, ensureDatabase } from '../../core/database';
 import { REPO_ROOT } from '../../core/paths';
 import { ENVELOPE_HEADER, signEnvelope } from '../../core/principal';
 import { loadConfig } from '../../core/config';
+import { MAX_LIMIT_VALUE } from '../../core/rate-limits';
 import { apiSchemaOf } from '../../gateway';
 import { createRestHandler } from '../../rest-compat';
 import { createLogger } from '../../core/logger';
@@ -35,7 +39,7 @@ const CONNECTIONS = arg('connections', 16);
 const FIXED_RATE = 200;
 const PG_ADMIN = process.env.BENCH_DATABASE_ADMIN_URL ?? 'postgres://root@127.0.0.1:5432/postgres';
 const REDIS = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
-const PORTS = { identity: 14101, gateway: 14180, stock: 14190 };
+const PORTS = { identity: 14101, billing: 14106, gateway: 14180, limited: 14181, stock: 14190 };
 const QUERY = restOperation();
 
 function start(name: string, script: string, env: Record<string, string>): ChildProcess {
@@ -98,16 +102,28 @@ async function main(): Promise<void> {
     PLATFORM_ADMIN_PASSWORD: 'bench-admin-password',
     IDENTITY_SUBGRAPH_PORT: String(PORTS.identity),
     IDENTITY_SUBGRAPH_URL: `http://127.0.0.1:${PORTS.identity}/graphql`,
-    // Rate limiting (when present) must not shape the benchmark.
+    BILLING_SUBGRAPH_PORT: String(PORTS.billing),
+    BILLING_SUBGRAPH_URL: `http://127.0.0.1:${PORTS.billing}/graphql`,
+    // Request rate limits (config.rateLimitsEnabled) are off for every path but `limited`, which
+    // measures what they cost.
     RATE_LIMITS_DISABLED: 'true',
+    // For `limited`: counted and judged like any request, never refused (the largest budgets
+    // there are). Billing computes a workspace's limits, so it needs the overrides too.
+    RATE_LIMIT_OVERRIDES: JSON.stringify({ '*': { readRequestsPerMinute: MAX_LIMIT_VALUE, writeRequestsPerMinute: MAX_LIMIT_VALUE } }),
+    RATE_LIMIT_ANONYMOUS_PER_MINUTE: '10000000',
   };
+  const limitedEnv = { ...env, PLATFORM_SERVICES: 'gateway', PORT: String(PORTS.limited), RATE_LIMITS_DISABLED: 'false' };
   const children: ChildProcess[] = [];
   try {
     children.push(start('identity', 'scripts/start.js', { ...env, PLATFORM_SERVICES: 'identity' }));
     await waitFor(`http://127.0.0.1:${PORTS.identity}/healthz`);
+    children.push(start('billing', 'scripts/start.js', { ...env, PLATFORM_SERVICES: 'billing' }));
+    await waitFor(`http://127.0.0.1:${PORTS.billing}/healthz`);
     children.push(start('gateway', 'scripts/start.js', { ...env, PLATFORM_SERVICES: 'gateway', PORT: String(PORTS.gateway) }));
+    children.push(start('limited', 'scripts/start.js', limitedEnv));
     children.push(start('stock', 'bench/gateway/stock-gateway.js', { ...env, STOCK_PORT: String(PORTS.stock) }));
     await waitFor(`http://127.0.0.1:${PORTS.gateway}/healthz`);
+    await waitFor(`http://127.0.0.1:${PORTS.limited}/healthz`);
     await waitFor(`http://127.0.0.1:${PORTS.stock}/`, 60_000, true);
 
     const login = await fetch(`http://127.0.0.1:${PORTS.gateway}/v1/auth/login`, {
@@ -133,6 +149,7 @@ async function main(): Promise<void> {
     const json = { 'content-type': 'application/json' };
     const direct = await measure('direct', { url: `http://127.0.0.1:${PORTS.identity}/graphql`, method: 'POST', headers: { ...json, [ENVELOPE_HEADER]: envelopeHeader() }, body });
     const gateway = await measure('gateway', { url: `http://127.0.0.1:${PORTS.gateway}/graphql`, method: 'POST', headers: { ...json, ...bearer }, body });
+    const limited = await measure('limited', { url: `http://127.0.0.1:${PORTS.limited}/graphql`, method: 'POST', headers: { ...json, ...bearer }, body });
     const rest = await measure('rest', { url: `http://127.0.0.1:${PORTS.gateway}/v1/auth/profile`, method: 'GET', headers: bearer });
     const stock = await measure('stock', { url: `http://127.0.0.1:${PORTS.stock}/`, method: 'POST', headers: { ...json, [ENVELOPE_HEADER]: envelopeHeader() }, body });
 
@@ -146,13 +163,14 @@ async function main(): Promise<void> {
       '',
       '| path | saturated req/s | p50 ms | p99 ms | @200 req/s p50 ms | @200 req/s p99 ms |',
       '|---|---|---|---|---|---|',
-      ...Object.entries({ direct, gateway, rest, 'stock gateway': stock }).map(
+      ...Object.entries({ direct, gateway, 'gateway + rate limits': limited, rest, 'stock gateway': stock }).map(
         ([name, m]) => `| ${name} | ${m.saturated.rps.toFixed(0)} | ${m.saturated.p50.toFixed(2)} | ${m.saturated.p99.toFixed(2)} | ${m.fixed.p50.toFixed(2)} | ${m.fixed.p99.toFixed(2)} |`,
       ),
       '',
       `- gateway / direct throughput: **${ratio(gateway.saturated.rps, direct.saturated.rps)}** (target ≥ 0.5; stock gateway here: ${ratio(stock.saturated.rps, direct.saturated.rps)})`,
       `- p50 added by the gateway at 200 req/s: **${(gateway.fixed.p50 - direct.fixed.p50).toFixed(2)} ms** (target ≤ 1 ms; stock: ${(stock.fixed.p50 - direct.fixed.p50).toFixed(2)} ms)`,
       `- REST / GraphQL-through-gateway throughput: **${ratio(rest.saturated.rps, gateway.saturated.rps)}** (target ≥ 0.85)`,
+      `- request rate limits: throughput with / without **${ratio(limited.saturated.rps, gateway.saturated.rps)}**, p50 added at 200 req/s **${(limited.fixed.p50 - gateway.fixed.p50).toFixed(2)} ms**`,
       '',
     ];
     console.log(lines.join('\n'));

@@ -62,12 +62,62 @@ export const LOCAL_SDL = /* GraphQL */ `
     limit: Int!
   }
 
+  enum OAuthProvider { IDP_A IDP_B }
+
+  type OAuthConnection {
+    id: ID!
+    workspaceId: ID!
+    provider: OAuthProvider!
+    subject: String!
+  }
+
+  type OAuthConnectionPage {
+    data: [OAuthConnection!]!
+    total: Int!
+    page: Int!
+    limit: Int!
+  }
+
+  type OAuthAuthorizationUrl {
+    url: String!
+    state: String!
+    expiresAt: String!
+  }
+
+  type DeletedOAuthConnection {
+    id: ID!
+    deleted: Boolean!
+  }
+
+  type WorkspaceRateLimits {
+    workspaceId: ID!
+    plan: String!
+  }
+
   type SearchResult {
     kind: SecretKind
     exact: Boolean
     score: Float
     tags: [String!]
     page: Int
+  }
+
+  type TotpSetup {
+    secret: String!
+    otpauthUrl: String!
+    qrCodeDataUrl: String!
+    expiresIn: Int!
+  }
+
+  type TotpRecoveryCodes {
+    enabled: Boolean!
+    recoveryCodes: [String!]!
+  }
+
+  type TotpStatus {
+    enabled: Boolean!
+    enabledAt: String
+    recoveryCodesRemaining: Int!
   }
 
   type Query {
@@ -78,6 +128,8 @@ export const LOCAL_SDL = /* GraphQL */ `
     "Test-only: echoes its coerced arguments."
     search(kind: SecretKind, exact: Boolean, score: Float, tags: [String!], page: Int = 1): SearchResult!
     notServed: String
+    rateLimits(workspaceId: ID!): WorkspaceRateLimits!
+    oauthConnections(workspaceId: ID!, provider: OAuthProvider! = IDP_A, page: Int, limit: Int): OAuthConnectionPage!
   }
 
   type Mutation {
@@ -87,6 +139,14 @@ export const LOCAL_SDL = /* GraphQL */ `
     createSecret(workspaceId: ID!, key: String!, value: String!, kind: SecretKind = PLAIN): Secret!
     updateSecret(workspaceId: ID!, secretId: ID!, key: String, value: String): Secret!
     deleteSecret(workspaceId: ID!, secretId: ID!): Boolean!
+    createOAuthConnectionUrl(workspaceId: ID!, provider: OAuthProvider! = IDP_A, redirectUri: String, scopes: [String!]): OAuthAuthorizationUrl!
+    exchangeOAuthConnectionCode(workspaceId: ID!, provider: OAuthProvider! = IDP_A, code: String!, state: String!, iss: String): OAuthConnection!
+    deleteOAuthConnection(workspaceId: ID!, provider: OAuthProvider! = IDP_A, connectionId: ID!): DeletedOAuthConnection!
+    refreshRateLimits(workspaceId: ID!): WorkspaceRateLimits!
+    setupTotp: TotpSetup!
+    verifyTotpSetup(code: String!): TotpRecoveryCodes!
+    verifyTotp(challenge: String!, code: String, recoveryCode: String): LoginPayload!
+    disableTotp(code: String, recoveryCode: String): TotpStatus!
     "Test-only: always rate limited."
     burst: Boolean!
     "Test-only: fails with an unexpected error."

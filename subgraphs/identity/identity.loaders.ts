@@ -11,6 +11,8 @@ export interface IdentityLoaders extends Record<string, unknown> {
   userWorkspaces: DataLoader<string, WorkspaceMembership[]>;
   /** Members of workspaces (Workspace.members). */
   workspaceMembers: DataLoader<string, WorkspaceMember[]>;
+  /** Whether users have TOTP enabled (User.totpEnabled). */
+  totpEnabled: DataLoader<string, boolean>;
 }
 
 export function createIdentityLoaders(services: IdentityServices): IdentityLoaders {
@@ -18,5 +20,6 @@ export function createIdentityLoaders(services: IdentityServices): IdentityLoade
     users: new DataLoader((ids) => services.users.loadByIds(ids)),
     userWorkspaces: new DataLoader((ids) => services.users.loadWorkspacesOfUsers(ids)),
     workspaceMembers: new DataLoader((ids) => services.workspaces.loadMembersOfWorkspaces(ids)),
+    totpEnabled: new DataLoader((ids) => services.totp.enabledForUsers(ids)),
   };
 }

@@ -152,7 +152,7 @@ export class AuthService {
       refreshToken,
       tokenType: 'Bearer',
       expiresIn: config.accessTokenTtlSeconds,
-      user: toUser(user, memberships.map(toWorkspaceMembership)),
+      user: { ...toUser(user, memberships.map(toWorkspaceMembership)), signingIn: true },
     };
   }
 }

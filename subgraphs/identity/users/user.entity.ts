@@ -17,6 +17,13 @@ export class UserEntity {
   @Column({ type: 'text', name: 'default_workspace_id' })
   defaultWorkspaceId: string;
 
+  /** Set only to an email an identity provider vouched for (see emailVerifiedAt); unique regardless of case. */
+  @Column({ type: 'text', nullable: true })
+  email: string | null;
+
+  @Column({ type: 'timestamptz', name: 'email_verified_at', nullable: true })
+  emailVerifiedAt: Date | null;
+
   /** Disabled users cannot log in and resolve to no principal. */
   @Column({ type: 'timestamptz', name: 'disabled_at', nullable: true })
   disabledAt: Date | null;

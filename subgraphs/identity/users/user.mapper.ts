@@ -8,7 +8,6 @@ export function toUser(row: UserEntity, workspaces?: WorkspaceMembership[]): Use
     username: row.username,
     isAdmin: row.isAdmin,
     defaultWorkspaceId: row.defaultWorkspaceId,
-    totpEnabled: false,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
     ...(workspaces ? { preloadedWorkspaces: workspaces } : {}),

@@ -26,6 +26,17 @@ export class UserResolver {
     return this.service.create(ctx, { username, password });
   }
 
+  @FieldResolver(() => Boolean, {
+    nullable: true,
+    description: 'Whether a TOTP second factor is enabled. Only the user and administrators see it; null for anyone else.',
+  })
+  totpEnabled(@Root() user: User, @Ctx() ctx: IdentityContext): Promise<boolean> | null {
+    const principal = ctx.principal;
+    const self = user.signingIn || principal?.userId === user.id;
+    if (!self && !principal?.isAdmin) return null;
+    return ctx.loaders.totpEnabled.load(user.id);
+  }
+
   @FieldResolver(() => [WorkspaceMembership])
   workspaces(@Root() user: User, @Ctx() ctx: IdentityContext): Promise<WorkspaceMembership[]> {
     return this.service.workspacesOf(ctx, user);

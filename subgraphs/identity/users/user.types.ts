@@ -29,14 +29,14 @@ export class User {
   @Field(() => ID)
   defaultWorkspaceId: string;
 
-  @Field(() => Boolean, { description: 'Whether a TOTP second factor is enrolled (not offered yet).' })
-  totpEnabled: boolean;
-
   @Field(() => String, { description: 'ISO 8601.' })
   createdAt: string;
 
   @Field(() => String, { description: 'ISO 8601.' })
   updatedAt: string;
+
+  /** Set on the user of a sign-in answer: the caller is this user though no principal says so yet. */
+  signingIn?: boolean;
 
   /** Memberships already known when the user was loaded (login answers, for example). */
   preloadedWorkspaces?: WorkspaceMembership[];
