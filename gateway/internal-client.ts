@@ -6,7 +6,8 @@ export interface InternalClientOptions {
   /** Base URL of the subgraph (without /graphql). */
   baseUrl: string;
   internalSigningSecret: string;
-  logger: Logger;
+  /** Where an unreachable subgraph is reported; omit when the caller reports failures itself. */
+  logger?: Logger;
   /** Longest wait for an answer, ms. @defaultValue 10000 */
   timeoutMs?: number;
 }
@@ -31,7 +32,7 @@ export class InternalClient {
         signal: AbortSignal.timeout(this.options.timeoutMs ?? 10_000),
       });
     } catch (err) {
-      logger.error('internal call failed', { route: name, err, requestId: request.requestId });
+      logger?.error('internal call failed', { route: name, err, requestId: request.requestId });
       throw new UnavailableError('The service is temporarily unavailable');
     }
     const json = (await response.json().catch(() => undefined)) as { data?: T; error?: { code?: unknown; message?: unknown; details?: unknown } } | undefined;

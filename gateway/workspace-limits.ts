@@ -1,7 +1,7 @@
 import type { Logger } from '../core/logger';
-import { ENVELOPE_HEADER, signEnvelope } from '../core/principal';
 import { TOPICS, type PlatformPubSub, type RateLimitsChangedEvent } from '../core/pubsub';
 import { RATE_LIMIT_KEYS, type RateLimitValues } from '../core/rate-limits';
+import { InternalClient } from './internal-client';
 
 export interface WorkspaceLimitsOptions {
   /** Base URL of the billing subgraph (without /graphql). */
@@ -38,7 +38,7 @@ export class WorkspaceLimits {
   private readonly ttl: number;
   private readonly fallbackTtl: number;
   private readonly maxEntries: number;
-  private readonly timeout: number;
+  private readonly billing: InternalClient;
   private readonly unsubscribe: () => void;
   private billingDown = false;
 
@@ -46,7 +46,8 @@ export class WorkspaceLimits {
     this.ttl = options.ttlMs ?? 30_000;
     this.fallbackTtl = options.fallbackTtlMs ?? 5_000;
     this.maxEntries = options.maxEntries ?? 10_000;
-    this.timeout = options.timeoutMs ?? 2_000;
+    // No logger for the client: failures are reported here, once until billing answers again.
+    this.billing = new InternalClient({ baseUrl: options.billingUrl, internalSigningSecret: options.internalSigningSecret, timeoutMs: options.timeoutMs ?? 2_000 });
     this.unsubscribe = options.pubsub.on<RateLimitsChangedEvent>(TOPICS.rateLimitsChanged, (event) => {
       if (typeof event?.workspaceId === 'string') this.entries.delete(event.workspaceId);
     });
@@ -90,15 +91,8 @@ export class WorkspaceLimits {
   }
 
   private async fetch(workspaceId: string): Promise<RateLimitValues> {
-    const envelope = signEnvelope(this.options.internalSigningSecret, { principal: null, requestId: 'rate-limits', clientIp: '', iat: Math.floor(Date.now() / 1000) });
-    const response = await fetch(`${this.options.billingUrl}/internal/rate-limits/effective`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', [ENVELOPE_HEADER]: envelope },
-      body: JSON.stringify({ workspaceId }),
-      signal: AbortSignal.timeout(this.timeout),
-    });
-    if (!response.ok) throw new Error(`billing answered ${response.status}`);
-    const limits = parseLimits(((await response.json()) as { data?: { limits?: unknown } }).data?.limits);
+    const answer = await this.billing.call<{ limits?: unknown } | undefined>('rate-limits/effective', { workspaceId }, { requestId: 'rate-limits', clientIp: '' });
+    const limits = parseLimits(answer?.limits);
     if (this.billingDown) this.options.logger.info('billing answers rate-limit lookups again');
     this.billingDown = false;
     return limits;

@@ -2,12 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Client } from 'pg';
 import { Redis } from 'ioredis';
 import type { Logger } from '../core/logger';
+import { freePort, portIsFree } from '../core/ports';
 
 /**
  * Local PostgreSQL and Redis for `npm start` when DATABASE_URL / REDIS_URL are unset. Both run
@@ -379,24 +379,6 @@ async function choosePort(wanted: number, fallback: boolean, what: string): Prom
   return freePort();
 }
 
-function portIsFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 function findOnPath(binary: string): string | undefined {
   for (const folder of (process.env.PATH ?? '').split(path.delimiter)) {

@@ -1,5 +1,5 @@
 import { startTestPlatform, type TestPlatform } from './harness';
-import { createUserAndLogin, eventually, gql, loginAdmin } from './helpers';
+import { createUserAndLogin, eventually, gql, loginAdmin, rest as restCall } from './helpers';
 
 /** The Authentication routes end to end: REST → gateway → identity. */
 describe('authentication over REST', () => {
@@ -10,12 +10,7 @@ describe('authentication over REST', () => {
   });
   afterAll(() => platform?.stop());
 
-  const rest = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
-    fetch(`${platform.restUrl}${path}`, {
-      method,
-      headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
-      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-    });
+  const rest = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => restCall(platform, method, path, body, headers);
 
   it('logs in, reads the profile with the bearer token, refreshes with rotation', async () => {
     const login = await rest('POST', '/auth/login', { username: platform.config.adminUsername, password: platform.config.adminPassword });

@@ -16,6 +16,18 @@ export async function gql<T = any>(
   return { status: response.status, data: body.data, errors: body.errors, headers: response.headers };
 }
 
+/**
+ * Calls a REST route under /v1: an object body is sent as JSON, a string body as it is (for
+ * malformed-JSON tests).
+ */
+export function rest(platform: TestPlatform, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(`${platform.restUrl}${path}`, {
+    method,
+    headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+  });
+}
+
 /** Logs in through GraphQL and returns the bearer header and the user id. */
 export async function loginAs(platform: TestPlatform, username: string, password: string): Promise<{ auth: Record<string, string>; userId: string; accessToken: string; refreshToken: string; defaultWorkspaceId: string }> {
   const result = await gql(platform, 'mutation($u: String!, $p: String!) { login(username: $u, password: $p) { accessToken refreshToken user { id defaultWorkspaceId } } }', { u: username, p: password });

@@ -1,4 +1,4 @@
-import { createServer } from 'node:net';
+import { freePort } from '../core/ports';
 import { startTestPlatform, type TestPlatform } from './harness';
 import { gql } from './helpers';
 import { BrowserLike, startOidcProvider, type OidcTestAccount, type OidcTestProvider } from './oidc-provider';
@@ -20,17 +20,6 @@ type Provider = keyof typeof CLIENTS;
 const EXCHANGE = `mutation($code: String!) {
   exchangeLoginHandoff(code: $code) { accessToken refreshToken tokenType mfaRequired user { id username } }
 }`;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 async function startWithProvider(): Promise<{ platform: TestPlatform; idp: OidcTestProvider }> {
   for (let attempt = 0; ; attempt++) {

@@ -2,7 +2,7 @@ import { Client } from 'pg';
 import { decrypt } from '../core/crypto';
 import { ENVELOPE_HEADER, signEnvelope } from '../core/principal';
 import { startTestPlatform, type TestPlatform } from './harness';
-import { createUserAndLogin, gql, loginAdmin } from './helpers';
+import { createUserAndLogin, gql, loginAdmin, rest as restCall } from './helpers';
 import { authorizeInBrowser } from './oauth-authorize';
 import { startOidcProvider, type OidcTestProvider } from './oidc-provider';
 
@@ -55,13 +55,7 @@ describe('workspace OAuth connections over REST (idp-a)', () => {
     await idp?.stop();
   });
 
-  function rest(method: string, path: string, body?: unknown, headers: Auth = {}) {
-    return fetch(`${platform.restUrl}${path}`, {
-      method,
-      headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-  }
+  const rest = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => restCall(platform, method, path, body, headers);
 
   const base = (workspaceId: string) => `/workspaces/${workspaceId}/oauth-connections/idp-a`;
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { ENVELOPE_HEADER, signEnvelope } from '../core/principal';
 import { startTestPlatform, type TestPlatform } from './harness';
-import { gql } from './helpers';
+import { gql, rest as restCall } from './helpers';
 
 /**
  * Workspace secrets end to end: REST → gateway → billing (and identity for users and the
@@ -24,12 +24,7 @@ describe('workspace secrets over REST', () => {
   });
   afterAll(() => platform?.stop());
 
-  const rest = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
-    fetch(`${platform.restUrl}${path}`, {
-      method,
-      headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
+  const rest = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => restCall(platform, method, path, body, headers);
 
   async function restLogin(username: string, password: string) {
     const res = await fetch(`${platform.restUrl}/auth/login`, {

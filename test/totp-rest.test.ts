@@ -1,6 +1,6 @@
 import { Secret, TOTP } from 'otpauth';
 import { startTestPlatform, type TestPlatform } from './harness';
-import { createUserAndLogin, loginAdmin } from './helpers';
+import { createUserAndLogin, loginAdmin, rest as restCall } from './helpers';
 
 const PASSWORD = 'correct horse battery';
 const PERIOD_MS = 30_000;
@@ -32,12 +32,7 @@ describe('TOTP over REST', () => {
   });
   afterAll(() => platform?.stop());
 
-  const rest = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
-    fetch(`${platform.restUrl}${path}`, {
-      method,
-      headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
-      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-    });
+  const rest = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => restCall(platform, method, path, body, headers);
   const bearer = (accessToken: string) => ({ authorization: `Bearer ${accessToken}` });
   const login = async (username: string) => (await rest('POST', '/auth/login', { username, password: PASSWORD })).json();
 

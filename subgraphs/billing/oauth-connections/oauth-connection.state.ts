@@ -1,5 +1,5 @@
 import { IDP_NAMES, type IdpName, type PlatformConfig } from '../../../core/config';
-import { sha256 } from '../../../core/crypto';
+import { OneTimeValues } from '../../../core/one-time-values';
 import type { Redis } from '../../../core/redis';
 
 /** What auth-url remembers until the caller comes back with the code. */
@@ -15,31 +15,30 @@ export interface PendingConnection {
 }
 
 /**
- * Pending workspace connections between auth-url and exchange: the state's sha256 keys the
- * PKCE verifier and the rest in Redis for `oauthStateTtlSeconds` (a Redis dump does not hand
- * out usable states). Redis expiry does the cleanup.
+ * Pending workspace connections between auth-url and exchange: the PKCE verifier and the rest,
+ * kept for `oauthStateTtlSeconds` under `oauth-connection-state:<sha256(state)>` (OneTimeValues).
  */
 export class OAuthConnectionStateStore {
+  private readonly states: OneTimeValues;
+
   constructor(
-    private readonly redis: Redis,
+    redis: Redis,
     private readonly config: Pick<PlatformConfig, 'redisPrefix' | 'oauthStateTtlSeconds'>,
-  ) {}
+  ) {
+    this.states = new OneTimeValues(redis, config.redisPrefix, 'oauth-connection-state');
+  }
 
   /** @returns when the state stops being accepted. */
   async save(state: string, pending: PendingConnection): Promise<Date> {
     const ttl = this.config.oauthStateTtlSeconds;
-    await this.redis.set(this.key(state), JSON.stringify(pending), 'EX', ttl);
+    await this.states.put(state, JSON.stringify(pending), ttl);
     return new Date(Date.now() + ttl * 1000);
   }
 
-  /** Ends the state and answers what it held; GETDEL is atomic, so only one caller ever gets it. */
+  /** Ends the state and answers what it held; only one caller ever gets it. */
   async take(state: string): Promise<PendingConnection | null> {
-    const raw = await this.redis.getdel(this.key(state));
+    const raw = await this.states.take(state);
     return raw === null ? null : parsePending(raw);
-  }
-
-  private key(state: string): string {
-    return `${this.config.redisPrefix}:oauth-connection-state:${sha256(state)}`;
   }
 }
 

@@ -1,5 +1,5 @@
 import type { IdpName, PlatformConfig } from '../../../core/config';
-import { sha256 } from '../../../core/crypto';
+import { OneTimeValues } from '../../../core/one-time-values';
 import type { Redis } from '../../../core/redis';
 
 /** A browser sign-in between the redirect to the provider and its callback. */
@@ -25,37 +25,38 @@ export interface PendingHandoff {
 export const HANDOFF_TTL_SECONDS = 60;
 
 /**
- * The short-lived records of browser sign-in, in Redis under the sha256 of their random key
- * (`idp-state:<sha256(state)>`, `idp-handoff:<sha256(code)>`), so a Redis dump hands out
- * nothing usable. Both are taken with GETDEL: atomic, so each is used at most once even when a
- * callback or an exchange is replayed concurrently. Redis expiry does the cleanup.
+ * The short-lived records of browser sign-in (`idp-state:<sha256(state)>`,
+ * `idp-handoff:<sha256(code)>`; see OneTimeValues). Both are taken, so each is used at most once
+ * even when a callback or an exchange is replayed concurrently.
  */
 export class IdpFlowStore {
-  constructor(
-    private readonly redis: Redis,
-    private readonly config: Pick<PlatformConfig, 'redisPrefix' | 'oauthStateTtlSeconds'>,
-  ) {}
+  private readonly states: OneTimeValues;
+  private readonly handoffs: OneTimeValues;
 
-  async saveState(state: string, pending: PendingSignIn): Promise<void> {
-    await this.redis.set(this.key('idp-state', state), JSON.stringify(pending), 'EX', this.config.oauthStateTtlSeconds);
+  constructor(
+    redis: Redis,
+    private readonly config: Pick<PlatformConfig, 'redisPrefix' | 'oauthStateTtlSeconds'>,
+  ) {
+    this.states = new OneTimeValues(redis, config.redisPrefix, 'idp-state');
+    this.handoffs = new OneTimeValues(redis, config.redisPrefix, 'idp-handoff');
+  }
+
+  saveState(state: string, pending: PendingSignIn): Promise<void> {
+    return this.states.put(state, JSON.stringify(pending), this.config.oauthStateTtlSeconds);
   }
 
   /** The pending sign-in of `state`, removed; null when unknown, expired or already taken. */
   async takeState(state: string): Promise<PendingSignIn | null> {
-    return parse<PendingSignIn>(await this.redis.getdel(this.key('idp-state', state)));
+    return parse<PendingSignIn>(await this.states.take(state));
   }
 
-  async saveHandoff(code: string, handoff: PendingHandoff): Promise<void> {
-    await this.redis.set(this.key('idp-handoff', code), JSON.stringify(handoff), 'EX', HANDOFF_TTL_SECONDS);
+  saveHandoff(code: string, handoff: PendingHandoff): Promise<void> {
+    return this.handoffs.put(code, JSON.stringify(handoff), HANDOFF_TTL_SECONDS);
   }
 
   /** The handoff of `code`, removed; null when unknown, expired or already exchanged. */
   async takeHandoff(code: string): Promise<PendingHandoff | null> {
-    return parse<PendingHandoff>(await this.redis.getdel(this.key('idp-handoff', code)));
-  }
-
-  private key(kind: 'idp-state' | 'idp-handoff', secret: string): string {
-    return `${this.config.redisPrefix}:${kind}:${sha256(secret)}`;
+    return parse<PendingHandoff>(await this.handoffs.take(code));
   }
 }
 

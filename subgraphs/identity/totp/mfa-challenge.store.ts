@@ -1,5 +1,6 @@
 import type { PlatformConfig } from '../../../core/config';
-import { randomToken, sha256 } from '../../../core/crypto';
+import { randomToken } from '../../../core/crypto';
+import { OneTimeValues } from '../../../core/one-time-values';
 import type { Redis } from '../../../core/redis';
 
 /** What login answers a user with a second factor in place of tokens. */
@@ -10,34 +11,33 @@ export interface MfaChallenge {
 }
 
 /**
- * Sign-in challenges between the password step and the second factor: a random token whose
- * sha256 keys the user id in Redis for `mfaChallengeTtlSeconds` (a Redis dump does not hand
- * out usable challenges). Redis expiry does the cleanup.
+ * Sign-in challenges between the password step and the second factor: a random token keying
+ * the user id for `mfaChallengeTtlSeconds` under `mfa-challenge:<sha256(token)>` (OneTimeValues).
  */
 export class MfaChallengeStore {
+  private readonly challenges: OneTimeValues;
+
   constructor(
-    private readonly redis: Redis,
+    redis: Redis,
     private readonly config: Pick<PlatformConfig, 'redisPrefix' | 'mfaChallengeTtlSeconds'>,
-  ) {}
+  ) {
+    this.challenges = new OneTimeValues(redis, config.redisPrefix, 'mfa-challenge');
+  }
 
   async issue(userId: string): Promise<MfaChallenge> {
     const challenge = randomToken(32);
     const expiresIn = this.config.mfaChallengeTtlSeconds;
-    await this.redis.set(this.key(challenge), userId, 'EX', expiresIn);
+    await this.challenges.put(challenge, userId, expiresIn);
     return { challenge, expiresIn };
   }
 
   /** The user of a live challenge, leaving it live (a wrong code may be retried). */
-  async userOf(challenge: string): Promise<string | null> {
-    return this.redis.get(this.key(challenge));
+  userOf(challenge: string): Promise<string | null> {
+    return this.challenges.peek(challenge);
   }
 
-  /** Ends the challenge and answers its user; GETDEL is atomic, so only one caller gets it. */
-  async consume(challenge: string): Promise<string | null> {
-    return this.redis.getdel(this.key(challenge));
-  }
-
-  private key(challenge: string): string {
-    return `${this.config.redisPrefix}:mfa-challenge:${sha256(challenge)}`;
+  /** Ends the challenge and answers its user; only one caller gets it. */
+  consume(challenge: string): Promise<string | null> {
+    return this.challenges.take(challenge);
   }
 }
