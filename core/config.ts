@@ -125,6 +125,45 @@ export interface PlatformConfig {
   rateLimitOverrides: RateLimitOverrides;
   /** Requests per minute per client address without credentials (login, public routes). @defaultValue 300 */
   anonymousRequestsPerMinute: number;
+  /** The compute domain's container engine and sandbox bounds (`COMPUTE_*`, `DOCKER_*`, `GPU_*`). */
+  compute: ComputeConfig;
+}
+
+/** Settings of sandboxes, snapshots and the container engine (subgraphs/compute/README.md). */
+export interface ComputeConfig {
+  /** Docker engine: `DOCKER_HOST` (tcp://host:port or unix:///path); unset: the local socket. */
+  dockerHost?: string;
+  /** The default sandbox image (`images/sandbox`), built by scripts/build-images.sh; clients name it in `image`. @defaultValue platform/sandbox:bookworm */
+  defaultImage: string;
+  /**
+   * Label value that marks this deployment's containers (`COMPUTE_DEPLOYMENT_ID`), so that two
+   * platforms sharing one engine never reconcile each other's containers. @defaultValue REDIS_PREFIX
+   */
+  deploymentId: string;
+  /** Whole GPUs by type (`GPU_INVENTORY`, e.g. `h100:0,1;a10:2`): type → device ids. @defaultValue none */
+  gpuInventory: Record<string, string[]>;
+  /** Pass GPUs as nvidia device requests (`GPU_DEVICE_REQUESTS=false`: only NVIDIA_VISIBLE_DEVICES, for engines without the nvidia runtime). @defaultValue true */
+  gpuDeviceRequests: boolean;
+  /** Longest maxLifetimeSeconds, and longest lifetime extend-ttl may reach. @defaultValue 604800 (7 days) */
+  maxLifetimeSeconds: number;
+  /** Seconds between resource samples of running sandboxes (stats history and metering). @defaultValue 10 */
+  statsIntervalSeconds: number;
+  /** How long stats samples are kept, hours. @defaultValue 24 */
+  statsRetentionHours: number;
+  /** Seconds between reconciler runs. @defaultValue 30 */
+  reconcileIntervalSeconds: number;
+  /** A sandbox in a transitional state longer than this with no job behind it is healed. @defaultValue 120 */
+  stuckAfterSeconds: number;
+  /** BullMQ lock of a compute job: a worker silent this long is presumed dead and its job retried. @defaultValue 30000 */
+  jobLockMs: number;
+  /** Longest exec timeout, seconds. @defaultValue 600 */
+  execMaxTimeoutSeconds: number;
+  /** Output kept per stream of one exec, bytes. @defaultValue 1048576 */
+  execMaxOutputBytes: number;
+  /** Largest file file-content returns, bytes. @defaultValue 10485760 */
+  fileReadMaxBytes: number;
+  /** Sandboxes one worker process starts side by side. @defaultValue 8 */
+  workerConcurrency: number;
 }
 
 /** The identity providers of the spec's neutral tokens; each may be configured or not. */
@@ -322,6 +361,23 @@ export function loadConfig(env: Env = process.env, overrides: Partial<PlatformCo
     defaultPlan,
     rateLimitOverrides: parseRateLimitOverrides(env.RATE_LIMIT_OVERRIDES, problems),
     anonymousRequestsPerMinute: int('RATE_LIMIT_ANONYMOUS_PER_MINUTE', 300, 1, 10_000_000),
+    compute: {
+      dockerHost: env.DOCKER_HOST || undefined,
+      defaultImage: env.COMPUTE_DEFAULT_IMAGE || 'platform/sandbox:bookworm',
+      deploymentId: env.COMPUTE_DEPLOYMENT_ID || env.REDIS_PREFIX || 'platform',
+      gpuInventory: parseGpuInventory(env.GPU_INVENTORY, problems),
+      gpuDeviceRequests: !['false', '0'].includes((env.GPU_DEVICE_REQUESTS ?? '').toLowerCase()),
+      maxLifetimeSeconds: int('COMPUTE_MAX_LIFETIME_SECONDS', 7 * 86400, 60, 365 * 86400),
+      statsIntervalSeconds: int('COMPUTE_STATS_INTERVAL_SECONDS', 10, 1, 3600),
+      statsRetentionHours: int('COMPUTE_STATS_RETENTION_HOURS', 24, 1, 24 * 90),
+      reconcileIntervalSeconds: int('COMPUTE_RECONCILE_INTERVAL_SECONDS', 30, 1, 3600),
+      stuckAfterSeconds: int('COMPUTE_STUCK_AFTER_SECONDS', 120, 1, 86400),
+      jobLockMs: int('COMPUTE_JOB_LOCK_MS', 30_000, 1000, 600_000),
+      execMaxTimeoutSeconds: int('COMPUTE_EXEC_MAX_TIMEOUT_SECONDS', 600, 1, 86400),
+      execMaxOutputBytes: int('COMPUTE_EXEC_MAX_OUTPUT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+      fileReadMaxBytes: int('COMPUTE_FILE_READ_MAX_BYTES', 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+      workerConcurrency: int('COMPUTE_WORKER_CONCURRENCY', 8, 1, 256),
+    },
     ...overrides,
   };
 
@@ -339,4 +395,25 @@ export function subgraphUrl(config: PlatformConfig, name: SubgraphName): string 
 /** A random secret, for tests and for `scripts/` that generate configuration. */
 export function randomSecret(bytes = 32): string {
   return randomBytes(bytes).toString('base64url');
+}
+
+/** `type:id,id;type:id` → { type: [ids] }; a device listed twice is a configuration error. */
+function parseGpuInventory(raw: string | undefined, problems: string[]): Record<string, string[]> {
+  const inventory: Record<string, string[]> = {};
+  if (!raw?.trim()) return inventory;
+  const seen = new Set<string>();
+  for (const part of raw.split(';').map((p) => p.trim()).filter(Boolean)) {
+    const match = /^([a-z0-9][a-z0-9._-]*):([^:]+)$/i.exec(part);
+    if (!match) {
+      problems.push(`GPU_INVENTORY: "${part}" is not type:id,id`);
+      continue;
+    }
+    const ids = match[2].split(',').map((id) => id.trim()).filter(Boolean);
+    for (const id of ids) {
+      if (seen.has(id)) problems.push(`GPU_INVENTORY: device ${id} is listed twice`);
+      seen.add(id);
+    }
+    inventory[match[1].toLowerCase()] = ids;
+  }
+  return inventory;
 }

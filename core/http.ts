@@ -1,4 +1,5 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { PayloadTooLargeError } from './errors';
 import { statusOf } from './errors/error-codes';
 
@@ -46,6 +47,20 @@ export function errorBody(code: string, message: string, requestId: string, deta
 
 export function sendError(res: ServerResponse, code: string, message: string, requestId: string, details?: unknown, headers: Record<string, string> = {}): void {
   sendJson(res, statusOf(code), errorBody(code, message, requestId, details), { 'x-request-id': requestId, ...headers });
+}
+
+/**
+ * Refuses an HTTP upgrade (the socket of a server's 'upgrade' event) with a plain HTTP/1.1 error
+ * response carrying the platform's error body, then closes the socket.
+ */
+export function sendUpgradeError(socket: Duplex, code: string, message: string, requestId: string, details?: unknown, headers: Record<string, string> = {}): void {
+  if (socket.destroyed) return;
+  const status = statusOf(code);
+  const body = JSON.stringify(errorBody(code, message, requestId, details));
+  const head = { 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(body)), 'x-request-id': requestId, ...headers, connection: 'close' };
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\n${Object.entries(head).map(([name, value]) => `${name}: ${value}\r\n`).join('')}\r\n${body}`);
+  // A client that never reads must not hold the socket open.
+  setTimeout(() => socket.destroy(), 1000).unref();
 }
 
 /** The caller's address: the socket's peer (proxies are not trusted unless configured). */

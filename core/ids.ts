@@ -11,6 +11,8 @@ export const ID_PREFIX = {
   refreshToken: 'rt',
   secret: 'sec',
   oauthConnection: 'oac',
+  sandbox: 'sbx',
+  snapshot: 'snp',
 } as const;
 
 /**

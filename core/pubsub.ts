@@ -11,7 +11,19 @@ export const TOPICS = {
   principalChanged: 'identity.principal-changed',
   /** A workspace's stored rate limits changed; payload RateLimitsChangedEvent. Gateways drop their cached copy. */
   rateLimitsChanged: 'billing.rate-limits-changed',
+  /** A sandbox changed status; payload SandboxStatusEvent, id = sandbox id. */
+  sandboxStatus: 'compute.sandbox-status',
 } as const;
+
+/** Payload of TOPICS.sandboxStatus (published by whoever applied the transition). */
+export interface SandboxStatusEvent {
+  sandboxId: string;
+  workspaceId: string;
+  fromStatus: string | null;
+  toStatus: string;
+  reason: string;
+  at: string;
+}
 
 /** Payload of TOPICS.rateLimitsChanged. */
 export interface RateLimitsChangedEvent {

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { URLSearchParams } from 'node:url';
 import { createIdpLogin } from './idp-login';
-import type { InternalClient } from './internal-client';
+import type { InternalClient } from '../core/internal-client';
 
 /* The gateway's half of browser sign-in, with identity's internal API replaced. */
 

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { IDP_NAMES, type IdpName, type PlatformConfig } from '../core/config';
 import { clientAddress } from '../core/http';
 import type { ExtraRawRoute, RawRouteContext, RawRouteHandler } from '../rest-compat';
-import type { InternalClient } from './internal-client';
+import type { InternalClient } from '../core/internal-client';
 
 /** Cookie binding a sign-in to the browser that started it (login CSRF protection). */
 export const BINDING_COOKIE = 'wcp_idp_binding';

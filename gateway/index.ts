@@ -18,7 +18,9 @@ import type { PlatformRuntime } from '../core/subgraph';
 import { createRestHandler, type RawRouteHandler, type RestExecutor } from '../rest-compat';
 import { Authenticator } from './auth';
 import { createIdpLogin } from './idp-login';
-import { InternalClient } from './internal-client';
+import { createGatewayPortProxy } from './port-proxy';
+import { createSandboxFileContent } from './sandbox-files';
+import { InternalClient } from '../core/internal-client';
 import { SUPERGRAPH_PATH } from './compose';
 import { buildContext, requestIdOf, type GatewayContext } from './context';
 import { SignedDataSource } from './data-source';
@@ -156,9 +158,22 @@ export async function startGateway(runtime: PlatformRuntime, options: GatewayOpt
           logger,
           schema,
           execute: executeRest,
-          rawHandlers: { idpLogin: limitRaw(idpLogin.rawHandlers.idpLogin) },
+          rawHandlers: {
+            idpLogin: limitRaw(idpLogin.rawHandlers.idpLogin),
+            // A GraphQL operation: counted by the pipeline's rate limits, not limitRaw.
+            sandboxFileContent: createSandboxFileContent({ execute: executeRest, logger }),
+          },
           extraRawRoutes: idpLogin.extraRawRoutes.map((route) => ({ ...route, handler: limitRaw(route.handler) })),
         });
+
+  // Sandbox ports (HTTP and WebSocket), proxied to compute; matched before the REST layer.
+  const portProxy = createGatewayPortProxy({
+    computeUrl: options.subgraphUrls.compute.replace(/\/graphql$/, ''),
+    signingSecret: config.internalSigningSecret,
+    authenticate: (req, requestId) => buildContext(authenticator, req, requestId),
+    limit: limitRaw,
+    logger,
+  });
 
   const subgraphWsUrls = Object.fromEntries(Object.entries(options.subgraphUrls).map(([name, url]) => [name, url.replace(/^http/, 'ws')]));
   const subscriptions = createSubscriptionServer({
@@ -205,6 +220,7 @@ export async function startGateway(runtime: PlatformRuntime, options: GatewayOpt
     const pathname = q === -1 ? url : url.slice(0, q);
     try {
       if (pathname === '/graphql') return await handleGraphQL(req, res, requestId, q === -1 ? '' : url.slice(q + 1));
+      if (portProxy.matches(pathname)) return await portProxy.handle(req, res, requestId);
       if (rest && (pathname === '/v1' || pathname.startsWith('/v1/'))) return await rest.handle(req, res, requestId);
       if (pathname === '/healthz') return sendJson(res, 200, { status: 'ok', service: 'gateway' });
       if (pathname === '/readyz') return sendJson(res, ...(await readiness()));
@@ -236,6 +252,7 @@ export async function startGateway(runtime: PlatformRuntime, options: GatewayOpt
   server.keepAliveTimeout = 65_000;
   server.on('upgrade', (req, socket, head) => {
     const pathname = (req.url ?? '/').split('?')[0];
+    if (portProxy.matches(pathname)) return portProxy.upgrade(req, socket, head);
     if (pathname !== '/graphql') return socket.destroy();
     subscriptions.wss.handleUpgrade(req, socket, head, (ws) => subscriptions.wss.emit('connection', ws, req));
   });
@@ -256,6 +273,7 @@ export async function startGateway(runtime: PlatformRuntime, options: GatewayOpt
     stop: closeOnce(
       [
         () => subscriptions.close(),
+        () => portProxy.close(),
         () => closeServer(server),
         () => apollo.stop(),
         () => authenticator.close(),

@@ -1,7 +1,7 @@
 import type { Logger } from '../core/logger';
 import { TOPICS, type PlatformPubSub, type RateLimitsChangedEvent } from '../core/pubsub';
 import { RATE_LIMIT_KEYS, type RateLimitValues } from '../core/rate-limits';
-import { InternalClient } from './internal-client';
+import { InternalClient } from '../core/internal-client';
 
 export interface WorkspaceLimitsOptions {
   /** Base URL of the billing subgraph (without /graphql). */

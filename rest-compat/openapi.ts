@@ -63,7 +63,7 @@ export function buildOpenApiDocument(options: {
         properties: {
           code: {
             type: 'string',
-            enum: ['VALIDATION_FAILED', 'BAD_REQUEST', 'UNAUTHENTICATED', 'INSUFFICIENT_BALANCE', 'FORBIDDEN', 'NOT_FOUND', 'ROUTE_NOT_FOUND', 'CONFLICT', 'INVALID_STATE', 'PAYLOAD_TOO_LARGE', 'RATE_LIMITED', 'INTERNAL', 'UNAVAILABLE'],
+            enum: ['VALIDATION_FAILED', 'BAD_REQUEST', 'UNAUTHENTICATED', 'INSUFFICIENT_BALANCE', 'FORBIDDEN', 'NOT_FOUND', 'ROUTE_NOT_FOUND', 'CONFLICT', 'INVALID_STATE', 'PAYLOAD_TOO_LARGE', 'RATE_LIMITED', 'INTERNAL', 'UPSTREAM_UNAVAILABLE', 'UNAVAILABLE'],
           },
           message: { type: 'string' },
           details: { type: 'object', additionalProperties: true },

@@ -39,7 +39,7 @@ export interface RouteDefinition {
 }
 
 /** Raw HTTP handlers the gateway provides. */
-export type RawHandlerName = 'idpLogin';
+export type RawHandlerName = 'idpLogin' | 'sandboxFileContent';
 
 const SESSIONS = 'sessions subgraph (issue: sessions)';
 const COMPUTE = 'compute subgraph (issue: compute)';
@@ -134,35 +134,35 @@ export const ROUTES: readonly RouteDefinition[] = [
   { method: 'PUT', path: '/notebooks/sessions/{id}/wake', pending: SESSIONS },
 
   // /sandboxes
-  { method: 'GET', path: '/sandboxes', pending: COMPUTE },
-  { method: 'POST', path: '/sandboxes', pending: COMPUTE },
-  { method: 'GET', path: '/sandboxes/{id}', pending: COMPUTE },
-  { method: 'PUT', path: '/sandboxes/{id}', pending: COMPUTE },
-  { method: 'DELETE', path: '/sandboxes/{id}', pending: COMPUTE },
-  { method: 'POST', path: '/sandboxes/{id}/start', pending: COMPUTE },
-  { method: 'POST', path: '/sandboxes/{id}/stop', pending: COMPUTE },
-  { method: 'POST', path: '/sandboxes/{id}/extend-ttl', pending: COMPUTE },
-  { method: 'POST', path: '/sandboxes/{id}/snapshots', pending: COMPUTE },
-  { method: 'POST', path: '/sandboxes/{id}/start-from-latest', pending: COMPUTE },
-  { method: 'POST', path: '/sandboxes/{id}/start-from-snapshot', pending: COMPUTE },
-  { method: 'POST', path: '/sandboxes/{id}/stop-with-snapshot', pending: COMPUTE },
-  { method: 'POST', path: '/sandboxes/{id}/exec', pending: COMPUTE },
-  { method: 'GET', path: '/sandboxes/{id}/files', pending: COMPUTE },
-  { method: 'POST', path: '/sandboxes/{id}/files', pending: COMPUTE },
-  { method: 'GET', path: '/sandboxes/{id}/file-content', pending: COMPUTE },
-  { method: 'GET', path: '/sandboxes/{id}/logs', pending: COMPUTE },
-  { method: 'GET', path: '/sandboxes/{id}/logs/lifecycle', pending: COMPUTE },
-  { method: 'GET', path: '/sandboxes/{id}/stats/history', pending: COMPUTE },
-  { method: 'GET', path: '/sandboxes/{id}/ports', pending: COMPUTE },
-  { method: 'POST', path: '/sandboxes/{id}/ports', pending: COMPUTE },
+  { method: 'GET', path: '/sandboxes', field: 'Query.sandboxes' },
+  { method: 'POST', path: '/sandboxes', field: 'Mutation.createSandbox', status: 201 },
+  { method: 'GET', path: '/sandboxes/{id}', field: 'Query.sandbox' },
+  { method: 'PUT', path: '/sandboxes/{id}', field: 'Mutation.updateSandbox' },
+  { method: 'DELETE', path: '/sandboxes/{id}', field: 'Mutation.deleteSandbox', status: 202 },
+  { method: 'POST', path: '/sandboxes/{id}/start', field: 'Mutation.startSandbox', status: 202 },
+  { method: 'POST', path: '/sandboxes/{id}/stop', field: 'Mutation.stopSandbox', status: 202 },
+  { method: 'POST', path: '/sandboxes/{id}/extend-ttl', field: 'Mutation.extendSandboxTtl' },
+  { method: 'POST', path: '/sandboxes/{id}/snapshots', field: 'Mutation.snapshotSandbox', status: 202 },
+  { method: 'POST', path: '/sandboxes/{id}/start-from-latest', field: 'Mutation.startSandboxFromLatest', status: 202 },
+  { method: 'POST', path: '/sandboxes/{id}/start-from-snapshot', field: 'Mutation.startSandboxFromSnapshot', status: 202 },
+  { method: 'POST', path: '/sandboxes/{id}/stop-with-snapshot', field: 'Mutation.stopSandboxWithSnapshot', status: 202 },
+  { method: 'POST', path: '/sandboxes/{id}/exec', field: 'Mutation.execSandbox' },
+  { method: 'GET', path: '/sandboxes/{id}/files', field: 'Query.sandboxFiles' },
+  { method: 'POST', path: '/sandboxes/{id}/files', field: 'Mutation.writeSandboxFiles' },
+  { method: 'GET', path: '/sandboxes/{id}/file-content', raw: 'sandboxFileContent' },
+  { method: 'GET', path: '/sandboxes/{id}/logs', field: 'Query.sandboxLogs' },
+  { method: 'GET', path: '/sandboxes/{id}/logs/lifecycle', field: 'Query.sandboxLifecycle' },
+  { method: 'GET', path: '/sandboxes/{id}/stats/history', field: 'Query.sandboxStatsHistory' },
+  { method: 'GET', path: '/sandboxes/{id}/ports', field: 'Query.sandboxPorts' },
+  { method: 'POST', path: '/sandboxes/{id}/ports', field: 'Mutation.addSandboxPort', status: 201 },
 
   // /snapshots
-  { method: 'GET', path: '/snapshots', pending: COMPUTE },
-  { method: 'POST', path: '/snapshots', pending: COMPUTE },
-  { method: 'GET', path: '/snapshots/{id}', pending: COMPUTE },
-  { method: 'PUT', path: '/snapshots/{id}', pending: COMPUTE },
-  { method: 'DELETE', path: '/snapshots/{id}', pending: COMPUTE },
-  { method: 'POST', path: '/snapshots/{id}/restore', pending: COMPUTE },
+  { method: 'GET', path: '/snapshots', field: 'Query.snapshots' },
+  { method: 'POST', path: '/snapshots', field: 'Mutation.createSnapshot', status: 202 },
+  { method: 'GET', path: '/snapshots/{id}', field: 'Query.snapshot' },
+  { method: 'PUT', path: '/snapshots/{id}', field: 'Mutation.updateSnapshot' },
+  { method: 'DELETE', path: '/snapshots/{id}', field: 'Mutation.deleteSnapshot' },
+  { method: 'POST', path: '/snapshots/{id}/restore', field: 'Mutation.restoreSnapshot', status: 202 },
 
   // /managed-agents
   { method: 'GET', path: '/managed-agents', pending: SESSIONS },

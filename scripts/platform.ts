@@ -34,7 +34,7 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
   const services = new Set(options.services ?? config.services);
   const logger = createLogger(config.logLevel);
   const pubsub = createPlatformPubSub(options.redisUrl, config.redisPrefix);
-  const runtime: PlatformRuntime = { config, databaseUrl: options.databaseUrl, redisUrl: options.redisUrl, pubsub, logger, onQuery: options.onQuery };
+  const runtime: PlatformRuntime = { config, databaseUrl: options.databaseUrl, redisUrl: options.redisUrl, pubsub, logger, onQuery: options.onQuery, serviceUrls: {} };
   const stoppers: Array<() => Promise<void>> = [() => pubsub.close()];
   // Stopped in the reverse order of starting.
   const running: RunningPlatform = { runtime, subgraphs: {}, stop: closeOnce(() => [...stoppers].reverse(), logger, 'the platform') };
@@ -45,6 +45,7 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
       if (!services.has(name)) continue;
       const subgraph = await startSubgraph(SUBGRAPHS[name], runtime);
       running.subgraphs[name] = subgraph;
+      runtime.serviceUrls![name] = subgraph.url;
       stoppers.push(() => subgraph.stop());
     }
     if (services.has('gateway')) {

@@ -41,7 +41,16 @@ export function createTestConfig(options: TestConfigOptions): PlatformConfig {
   const subgraphPorts = Object.fromEntries(SUBGRAPH_NAMES.map((name) => [name, 0])) as Record<SubgraphName, number>;
   return loadConfig(
     // Generous rate limits, so tests making many requests never trip them; rate-limit tests set their own.
-    { NODE_ENV: 'test', LOG_LEVEL: process.env.LOG_LEVEL ?? 'error', DEFAULT_PLAN: 'enterprise', RATE_LIMIT_ANONYMOUS_PER_MINUTE: '100000', ...options.env },
+    // Containers are labelled with the test's own prefix, so parallel tests never reconcile each other's.
+    {
+      NODE_ENV: 'test',
+      LOG_LEVEL: process.env.LOG_LEVEL ?? 'error',
+      DEFAULT_PLAN: 'enterprise',
+      RATE_LIMIT_ANONYMOUS_PER_MINUTE: '100000',
+      COMPUTE_DEPLOYMENT_ID: options.prefix,
+      COMPUTE_DEFAULT_IMAGE: 'platform/busybox:latest',
+      ...options.env,
+    },
     { port: 0, subgraphPorts, workerHealthPort: 0, databaseUrl: options.databaseUrl, redisUrl: TEST_REDIS_URL, redisPrefix: options.prefix, ...options.overrides },
   );
 }

@@ -9,7 +9,7 @@ import { closeOnce, closeServer } from '../core/lifecycle';
 import { QUEUE_NAMES, createQueue, type QueueName } from '../core/queues';
 import { createRedis, type Redis } from '../core/redis';
 import type { PlatformRuntime } from '../core/subgraph';
-import { PROCESSORS, SCHEDULES, type JobSchedule, type ProcessorContext, type ProcessorRegistry, type QueueProcessors } from './processors';
+import { PROCESSORS, QUEUE_WORKER_OPTIONS, SCHEDULES, type JobSchedule, type ProcessorContext, type ProcessorRegistry, type QueueProcessors, type QueueWorkerOptions } from './processors';
 import { createSubgraphDatabases } from './subgraph-databases';
 
 export interface WorkerOptions {
@@ -23,6 +23,8 @@ export interface WorkerOptions {
   schedules?: JobSchedule[];
   /** How long stop() waits for active jobs before aborting them and closing anyway. @defaultValue 30000 */
   shutdownTimeoutMs?: number;
+  /** BullMQ Worker options by queue (concurrency, lock duration); others get the defaults. @defaultValue QUEUE_WORKER_OPTIONS */
+  queueOptions?: QueueWorkerOptions;
 }
 
 export interface RunningWorker {
@@ -56,7 +58,8 @@ export async function startWorker(runtime: PlatformRuntime, options: WorkerOptio
   const logger = runtime.logger.child({ service: 'worker' });
   const connection = createRedis(runtime.redisUrl);
   const databases = createSubgraphDatabases(runtime);
-  const ctx: ProcessorContext = { runtime, config, logger, pubsub: runtime.pubsub, databases };
+  const stopHooks: Array<() => Promise<unknown>> = [];
+  const ctx: ProcessorContext = { runtime, config, logger, pubsub: runtime.pubsub, databases, onStop: (close) => void stopHooks.push(close) };
 
   const consumed: ConsumedQueue[] = [];
   const queues = new Map<QueueName, Queue>();
@@ -73,6 +76,7 @@ export async function startWorker(runtime: PlatformRuntime, options: WorkerOptio
         }
       },
       ...[...queues.values()].map((queue) => () => queue.close()),
+      () => Promise.allSettled(stopHooks.map((close) => close())),
       () => closeServer(health),
       () => databases.close(),
       () => connection.quit(),
@@ -85,7 +89,7 @@ export async function startWorker(runtime: PlatformRuntime, options: WorkerOptio
     for (const name of QUEUE_NAMES) {
       const processors = registry[name];
       if (!processors || Object.keys(processors).length === 0) continue;
-      consumed.push(consumeQueue(name, processors, ctx, connection));
+      consumed.push(consumeQueue(name, processors, ctx, connection, (options.queueOptions ?? QUEUE_WORKER_OPTIONS)[name]?.(config)));
     }
     await Promise.all(consumed.map(({ worker }) => worker.waitUntilReady()));
 
@@ -133,18 +137,18 @@ async function answerHealth(url: string, res: ServerResponse, connection: Redis,
   sendJson(res, 404, { error: { code: 'ROUTE_NOT_FOUND', message: `No route ${pathname}`, requestId: 'none' } });
 }
 
-function consumeQueue(name: QueueName, processors: QueueProcessors, ctx: ProcessorContext, connection: Redis): ConsumedQueue {
+function consumeQueue(name: QueueName, processors: QueueProcessors, ctx: ProcessorContext, connection: Redis, overrides: ReturnType<NonNullable<QueueWorkerOptions[QueueName]>> = {}): ConsumedQueue {
   const logger = ctx.logger.child({ queue: name });
   let active = 0;
   const worker = new Worker(
     name,
-    async (job, _token, signal) => {
+    async (job, token, signal) => {
       const processor = processors[job.name];
       // Retrying cannot make a processor appear; fail the job for good.
       if (!processor) throw new UnrecoverableError(`No processor for job "${job.name}" on queue "${name}"`);
       active += 1;
       try {
-        return await processor(job, ctx, signal);
+        return await processor(job, ctx, signal, token);
       } finally {
         active -= 1;
       }
@@ -154,6 +158,7 @@ function consumeQueue(name: QueueName, processors: QueueProcessors, ctx: Process
       prefix: `${ctx.config.redisPrefix}:bull`,
       concurrency: ctx.config.workerConcurrency,
       name: `${hostname()}:${process.pid}`,
+      ...overrides,
     },
   );
   worker.on('failed', (job, err) => {

@@ -1,7 +1,7 @@
 import { UnrecoverableError, type Job } from 'bullmq';
 import { DEFAULT_JOB_OPTIONS, MAINTENANCE_JOBS } from '../core/queues';
 import { startWorker, type RunningWorker } from './index';
-import type { JobProcessor } from './processors';
+import { PROCESSORS, SCHEDULES, type JobProcessor } from './processors';
 import { createWorkerTestRuntime, eventually, type WorkerTestRuntime } from './test-support';
 
 /** A promise with its resolver outside, to hold a job in its processor. */
@@ -25,8 +25,11 @@ describe('worker', () => {
     await env.cleanup();
   });
 
+  // The maintenance queue alone: the compute queues have tests of their own (processors/compute).
+  const maintenanceOnly = { processors: { maintenance: PROCESSORS.maintenance }, schedules: SCHEDULES.filter((s) => s.queue === 'maintenance') };
+
   it('consumes only the queues that have processors and registers the refresh-token purge schedule', async () => {
-    worker = await startWorker(env.runtime);
+    worker = await startWorker(env.runtime, maintenanceOnly);
 
     expect(worker.queues).toEqual(['maintenance']);
     expect(worker.schedulers).toEqual(['purge-expired-refresh-tokens']);
@@ -41,8 +44,8 @@ describe('worker', () => {
   });
 
   it('upserts the schedule instead of adding a second one when several workers start', async () => {
-    worker = await startWorker(env.runtime);
-    const second = await startWorker(env.runtime);
+    worker = await startWorker(env.runtime, maintenanceOnly);
+    const second = await startWorker(env.runtime, maintenanceOnly);
     try {
       expect(await env.queue('maintenance').getJobSchedulersCount()).toBe(1);
     } finally {

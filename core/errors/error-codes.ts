@@ -12,6 +12,8 @@ export const ERROR_STATUS = {
   PAYLOAD_TOO_LARGE: 413,
   RATE_LIMITED: 429,
   INTERNAL: 500,
+  /** A proxied upstream (an app in a sandbox) did not answer: nothing listening, closed, or too slow. */
+  UPSTREAM_UNAVAILABLE: 502,
   UNAVAILABLE: 503,
 } as const;
 

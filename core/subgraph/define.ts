@@ -1,8 +1,9 @@
 import type { IResolvers } from '@graphql-tools/utils';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { NonEmptyArray } from 'type-graphql';
 import type { DataSource, MixedList, EntitySchema } from 'typeorm';
-import type { PlatformConfig, SubgraphName } from '../config';
+import { subgraphUrl, type PlatformConfig, type SubgraphName } from '../config';
 import type { SubgraphContext } from '../context';
 import type { Logger } from '../logger';
 import type { PlatformPubSub } from '../pubsub';
@@ -19,6 +20,16 @@ export interface PlatformRuntime {
   logger: Logger;
   /** Receives every SQL statement of every subgraph; tests count queries with it. */
   onQuery?: (subgraph: SubgraphName, sql: string) => void;
+  /**
+   * URLs (…/graphql) of the subgraphs this process runs, filled in as each starts; a subgraph
+   * calling another's internal API looks here first, then at the configuration (`serviceUrl`).
+   */
+  serviceUrls?: Partial<Record<SubgraphName, string>>;
+}
+
+/** Base URL (without /graphql) of a subgraph's HTTP API, as this process can reach it. */
+export function serviceBaseUrl(runtime: PlatformRuntime, name: SubgraphName): string {
+  return (runtime.serviceUrls?.[name] ?? subgraphUrl(runtime.config, name)).replace(/\/graphql$/, '');
 }
 
 /** What a subgraph's services are built from. */
@@ -33,6 +44,22 @@ export interface SubgraphDeps {
 
 /** A handler of a subgraph's internal HTTP API (`/internal/...`), called by the gateway and workers. */
 export type InternalRoute = (input: { body: unknown; envelope: Envelope; req: IncomingMessage }) => Promise<unknown>;
+
+/**
+ * Raw HTTP served by a subgraph under one path prefix, beside GraphQL (a byte-level proxy, for
+ * example). The envelope is verified from the gateway's header when one is present, else null:
+ * the handler decides what an unsigned request may do (the gateway always signs one).
+ */
+export interface RawHttpRoutes {
+  /** Path prefix the routes own, with a trailing slash (`/proxy/`). */
+  prefix: string;
+  /** Serves a request whose path starts with `prefix`; a thrown DomainError gets the platform error shape. */
+  handle(req: IncomingMessage, res: ServerResponse, envelope: Envelope | null): Promise<void>;
+  /** Takes over an HTTP upgrade whose path starts with `prefix` (without it, such upgrades are refused). */
+  upgrade?(req: IncomingMessage, socket: Duplex, head: Buffer, envelope: Envelope | null): void;
+  /** Runs on stop, before the server closes (end upgraded connections, pooled sockets). */
+  close?(): Promise<void> | void;
+}
 
 /**
  * Everything that makes a domain a subgraph. Every `subgraphs/<domain>/index.ts` exports one
@@ -58,6 +85,8 @@ export interface SubgraphDefinition<S = unknown, L = Record<string, unknown>> {
   referenceResolvers?: IResolvers<unknown, SubgraphContext<L>>;
   /** `POST /internal/<name>` handlers. */
   internalRoutes?(services: S): Record<string, InternalRoute>;
+  /** Raw HTTP (and HTTP upgrades) under a path prefix, outside GraphQL and the internal API. */
+  rawHttp?(services: S): RawHttpRoutes;
   /** Runs after migrations, before the server listens (first-boot data, for example). */
   onStart?(services: S, deps: SubgraphDeps): Promise<void>;
   /** Runs on stop, before the database closes. */

@@ -5,6 +5,7 @@ import type { GraphQLSchema } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import type { DataSource } from 'typeorm';
 import type { SubgraphContext } from '../context';
@@ -111,6 +112,12 @@ export async function startSubgraph<S, L extends Record<string, unknown>>(
   });
 
   const internalRoutes = definition.internalRoutes?.(services) ?? {};
+  const rawHttp = definition.rawHttp?.(services);
+  if (rawHttp && !/^\/[^/]+(\/[^/]+)*\/$/.test(rawHttp.prefix)) throw new Error(`rawHttp prefix of ${definition.name} must look like /name/, not ${rawHttp.prefix}`);
+  if (rawHttp && ['/graphql/', '/internal/', '/healthz/', '/readyz/'].some((taken) => rawHttp.prefix.startsWith(taken))) {
+    throw new Error(`rawHttp prefix of ${definition.name} (${rawHttp.prefix}) overlaps a route of the subgraph server`);
+  }
+  const envelopeOf = (req: IncomingMessage) => verifyEnvelope(config.internalSigningSecret, req.headers[ENVELOPE_HEADER] as string | undefined);
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const url = req.url ?? '/';
@@ -125,8 +132,10 @@ export async function startSubgraph<S, L extends Record<string, unknown>>(
         return sendJson(res, 503, { status: 'unavailable', service: definition.name });
       }
     }
-    const envelope = verifyEnvelope(config.internalSigningSecret, req.headers[ENVELOPE_HEADER] as string | undefined);
+    const envelope = envelopeOf(req);
     const requestId = envelope?.requestId ?? 'none';
+    // Raw routes judge the (possibly missing) envelope themselves.
+    if (rawHttp && pathname.startsWith(rawHttp.prefix)) return rawHttp.handle(req, res, envelope);
     if (pathname === '/graphql') {
       if (!envelope) {
         return sendJson(res, 401, { errors: [{ message: 'Missing or invalid gateway signature', extensions: { code: 'UNAUTHENTICATED' } }] });
@@ -171,7 +180,22 @@ export async function startSubgraph<S, L extends Record<string, unknown>>(
   });
   server.keepAliveTimeout = 65_000;
 
-  const wss = new WebSocketServer({ server, path: '/graphql', maxPayload: config.maxBodyBytes });
+  // Upgrades are routed by path: graphql-ws on /graphql, the raw routes' prefix to them, nothing else.
+  const wss = new WebSocketServer({ noServer: true, maxPayload: config.maxBodyBytes });
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const url = req.url ?? '/';
+    const qIndex = url.indexOf('?');
+    const pathname = qIndex === -1 ? url : url.slice(0, qIndex);
+    if (pathname === '/graphql') return wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
+    if (rawHttp?.upgrade && pathname.startsWith(rawHttp.prefix)) {
+      try {
+        return rawHttp.upgrade(req, socket, head, envelopeOf(req));
+      } catch (err) {
+        logger.error('raw upgrade failed', { err });
+      }
+    }
+    socket.destroy();
+  });
   const wsCleanup = useServer<{ envelope?: string }, { envelope?: Envelope }>(
     {
       schema,
@@ -213,6 +237,7 @@ export async function startSubgraph<S, L extends Record<string, unknown>>(
           for (const client of wss.clients) client.terminate();
           await new Promise((resolve) => wss.close(() => resolve(undefined)));
         },
+        () => rawHttp?.close?.(),
         () => closeServer(server),
         () => apollo.stop(),
         () => definition.onStop?.(services),

@@ -120,9 +120,27 @@ export const LOCAL_SDL = /* GraphQL */ `
     recoveryCodesRemaining: Int!
   }
 
+  scalar JSON
+  scalar JSONObject
+
+  "Stand-in result of the compute fields: the unit tests only need the routes to resolve."
+  type ComputeStub {
+    id: ID
+  }
+
   type Query {
     "The caller's profile."
     profile: User!
+    sandboxes(workspaceId: ID, status: String, name: String, page: Int, limit: Int): ComputeStub!
+    sandbox(id: ID!): ComputeStub!
+    sandboxFiles(id: ID!, path: String = "/", recursive: Boolean = false, limit: Int): ComputeStub!
+    sandboxFileContent(id: ID!, path: String!): ComputeStub!
+    sandboxLogs(id: ID!, tail: Int, since: String): ComputeStub!
+    sandboxLifecycle(id: ID!, page: Int, limit: Int): ComputeStub!
+    sandboxStatsHistory(id: ID!, from: String, to: String, limit: Int): ComputeStub!
+    sandboxPorts(id: ID!): [ComputeStub!]!
+    snapshots(workspaceId: ID, sandboxId: ID, page: Int, limit: Int): ComputeStub!
+    snapshot(id: ID!): ComputeStub!
     secrets(workspaceId: ID!, page: Int, limit: Int): SecretPage!
     secret(workspaceId: ID!, secretId: ID!): Secret!
     "Test-only: echoes its coerced arguments."
@@ -147,6 +165,23 @@ export const LOCAL_SDL = /* GraphQL */ `
     verifyTotpSetup(code: String!): TotpRecoveryCodes!
     verifyTotp(challenge: String!, code: String, recoveryCode: String): LoginPayload!
     disableTotp(code: String, recoveryCode: String): TotpStatus!
+    createSandbox(name: String!, workspaceId: ID!, image: String, snapshotId: ID, cpuMillis: Int, memoryMb: Int, gpuCount: Int, gpuType: String, env: JSONObject, args: [String!], maxLifetimeSeconds: Int, labels: JSONObject): ComputeStub!
+    updateSandbox(id: ID!, name: String, labels: JSONObject): ComputeStub!
+    deleteSandbox(id: ID!): ComputeStub!
+    startSandbox(id: ID!): ComputeStub!
+    stopSandbox(id: ID!): ComputeStub!
+    extendSandboxTtl(id: ID!, seconds: Int!): ComputeStub!
+    snapshotSandbox(id: ID!, name: String, description: String, labels: JSONObject): ComputeStub!
+    startSandboxFromLatest(id: ID!): ComputeStub!
+    startSandboxFromSnapshot(id: ID!, snapshotId: ID!): ComputeStub!
+    stopSandboxWithSnapshot(id: ID!, name: String, description: String, labels: JSONObject): ComputeStub!
+    execSandbox(id: ID!, command: JSON!, cwd: String, env: JSONObject, timeout: Float, stdin: String, stdinEncoding: String): ComputeStub!
+    writeSandboxFiles(id: ID!, files: [JSONObject!]!): ComputeStub!
+    addSandboxPort(id: ID!, port: Int!, protocol: String = "http", public: Boolean = false): ComputeStub!
+    createSnapshot(workspaceId: ID, sandboxId: ID, image: String, name: String, description: String, labels: JSONObject): ComputeStub!
+    updateSnapshot(id: ID!, name: String, description: String, labels: JSONObject): ComputeStub!
+    deleteSnapshot(id: ID!): ComputeStub!
+    restoreSnapshot(id: ID!, sandboxId: ID, name: String): ComputeStub!
     "Test-only: always rate limited."
     burst: Boolean!
     "Test-only: fails with an unexpected error."

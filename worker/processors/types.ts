@@ -1,4 +1,4 @@
-import type { Job, RepeatOptions } from 'bullmq';
+import type { Job, RepeatOptions, WorkerOptions } from 'bullmq';
 import type { PlatformConfig } from '../../core/config';
 import type { Logger } from '../../core/logger';
 import type { PlatformPubSub } from '../../core/pubsub';
@@ -18,20 +18,29 @@ export interface ProcessorContext {
   pubsub: PlatformPubSub;
   /** Subgraph DataSources, each opened on first use and reused by every later job. */
   databases: SubgraphDatabases;
+  /**
+   * Registers a close step for a resource processors built for this process (an engine client,
+   * a Redis connection): run when the worker stops, after the last job and before the databases close.
+   */
+  onStop?(close: () => Promise<unknown>): void;
 }
 
 /**
  * Handles one kind of job. A thrown error fails the attempt and BullMQ retries it with the
  * backoff of DEFAULT_JOB_OPTIONS; throw `UnrecoverableError` (bullmq) when a retry cannot help.
- * `signal` aborts when the worker gives up waiting for the job at shutdown.
+ * `signal` aborts when the worker gives up waiting for the job at shutdown. `token` is the job's
+ * lock token, for `job.moveToDelayed(at, token)` followed by `throw new DelayedError()`.
  */
-export type JobProcessor<Data = any, Result = unknown> = (job: Job<Data, Result>, ctx: ProcessorContext, signal?: AbortSignal) => Promise<Result>;
+export type JobProcessor<Data = any, Result = unknown> = (job: Job<Data, Result>, ctx: ProcessorContext, signal?: AbortSignal, token?: string) => Promise<Result>;
 
 /** Processors of one queue, by job name. */
 export type QueueProcessors = Record<string, JobProcessor<any, any>>;
 
 /** Processors of every queue that has any; a worker runs only the queues listed here. */
 export type ProcessorRegistry = Partial<Record<QueueName, QueueProcessors>>;
+
+/** BullMQ Worker options of one queue (concurrency, locks), over the defaults of consumeQueue. */
+export type QueueWorkerOptions = Partial<Record<QueueName, (config: PlatformConfig) => Pick<WorkerOptions, 'concurrency' | 'lockDuration' | 'stalledInterval' | 'maxStalledCount'>>>;
 
 /** A job the worker tier schedules itself (BullMQ job scheduler, upserted at start). */
 export interface JobSchedule {

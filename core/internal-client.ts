@@ -1,6 +1,6 @@
-import { DomainError, UnavailableError, isErrorCode } from '../core/errors';
-import type { Logger } from '../core/logger';
-import { ENVELOPE_HEADER, signEnvelope } from '../core/principal';
+import { DomainError, UnavailableError, isErrorCode } from './errors';
+import type { Logger } from './logger';
+import { ENVELOPE_HEADER, signEnvelope } from './principal';
 
 export interface InternalClientOptions {
   /** Base URL of the subgraph (without /graphql). */
