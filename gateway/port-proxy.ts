@@ -11,9 +11,9 @@ import { requestIdOf, type GatewayContext } from './context';
 
 /**
  * `/v1/sandboxes/<id>/ports/<port>/proxy` and `/v1/sandboxes/<id>/ports/<port>/proxy/<rest...>`:
- * every method, and WebSocket upgrades. Matched here, before the REST layer, because the route
- * takes any method, a trailing slash and empty segments in its tail, and upgrades, none of which
- * the REST route table expresses.
+ * every method, and upgrades (WebSocket or any protocol). Matched here, before the REST layer,
+ * because the route takes any method, a trailing slash and empty segments in its tail, and
+ * upgrades, none of which the REST route table expresses.
  */
 const PORT_PROXY_PATH = /^\/v1\/sandboxes\/([^/]+)\/ports\/([^/]+)\/proxy(\/.*)?$/;
 
@@ -79,6 +79,7 @@ export interface GatewayPortProxy {
 export function createGatewayPortProxy(options: GatewayPortProxyOptions): GatewayPortProxy {
   const { logger, computeUrl } = options;
   const proxy = httpProxy.createProxyServer({ ws: true, xfwd: false });
+  allowAnyUpgrade(proxy);
   // Every call passes its own error callback; this only keeps a stray event from crashing the process.
   proxy.on('error', (err) => logger.warn('port proxy error', { err }));
   const agent = new BoundedAgent(options.firstByteTimeoutMs ?? 35_000);
@@ -86,9 +87,23 @@ export function createGatewayPortProxy(options: GatewayPortProxyOptions): Gatewa
   const upgraded = new Set<Duplex>();
   const answered = new WeakSet<Duplex>();
   proxy.on('proxyReqWs', (proxyReq, _req, socket) => {
-    const mark = () => answered.add(socket);
-    proxyReq.once('upgrade', mark);
-    proxyReq.once('response', mark);
+    proxyReq.once('response', () => answered.add(socket));
+    proxyReq.once('upgrade', (_res, upstream: Duplex) => {
+      answered.add(socket);
+      // Either side gone ends the other (http-proxy's pipes only pass on a clean end).
+      socket.once('close', () => upstream.destroy());
+      upstream.once('close', () => socket.destroy());
+    });
+  });
+  // A client that goes away mid-answer (a stream, say) must not leave the upstream connection open.
+  proxy.on('proxyReq', (proxyReq, _req, res) => {
+    res.once('close', () => {
+      if (!res.writableFinished) proxyReq.destroy();
+    });
+  });
+  // Connection is hop-by-hop: the upstream closing its (pooled) connection does not close the client's.
+  proxy.on('proxyRes', (proxyRes) => {
+    delete proxyRes.headers.connection;
   });
 
   /** What leaves for compute: its path, the envelope, none of the platform's credentials. */
@@ -163,7 +178,9 @@ export function createGatewayPortProxy(options: GatewayPortProxyOptions): Gatewa
       try {
         ctx = await options.authenticate(req, requestId);
       } catch (err) {
-        return fail(err);
+        if (err instanceof DomainError) return fail(err);
+        logger.error('port proxy upgrade: authentication failed', { err, requestId });
+        return fail(new DomainError('INTERNAL', 'Internal server error'));
       }
       if (socket.destroyed) return;
       prepare(req, ctx, path);
@@ -220,4 +237,14 @@ class BoundedAgent extends Agent {
     req.once('close', clear);
     (Agent.prototype as unknown as { addRequest(req: ClientRequest, options: unknown): void }).addRequest.call(this, req, options);
   }
+}
+
+/**
+ * http-proxy passes only `GET` + `Upgrade: websocket`, destroying other upgrades without an
+ * answer; an app in a sandbox may speak any protocol after an Upgrade, so the check goes.
+ * (Node emits 'upgrade' only for requests that carry an Upgrade header.)
+ */
+function allowAnyUpgrade(proxy: httpProxy): void {
+  const passes = proxy as unknown as { wsPasses: Array<{ name: string }> };
+  passes.wsPasses = passes.wsPasses.filter((pass) => pass.name !== 'checkMethodAndHeader');
 }

@@ -179,7 +179,7 @@ describe('REST handler over a local graph', () => {
 
     it('answers 404 ROUTE_NOT_FOUND saying "not yet available" to a pending route', async () => {
       // A raw route whose handler was not given (GET /auth/idp-a here) counts as pending too.
-      for (const [method, path] of [['GET', '/v1/sandboxes'], ['GET', '/v1/auth/idp-a'], ['POST', '/v1/webhooks/v1/wf_1/node_1'], ['GET', '/v1/v1/vendor-proxy/status'], ['POST', '/v1/ai-gateway/vendor-a/v1/chat/completions']]) {
+      for (const [method, path] of [['GET', '/v1/apps'], ['GET', '/v1/auth/idp-a'], ['POST', '/v1/webhooks/v1/wf_1/node_1'], ['GET', '/v1/v1/vendor-proxy/status'], ['POST', '/v1/ai-gateway/vendor-a/v1/chat/completions']]) {
         const reply = await call(method, path);
         expectError(reply, 404, 'ROUTE_NOT_FOUND');
         expect(reply.json.error.message).toMatch(/not yet available/);

@@ -8,6 +8,8 @@ import { serviceInfoResolver } from '../../core/subgraph/service-info';
 import { createEngine } from '../../worker/processors/compute/context';
 import type { ContainerRuntime } from '../../worker/runtime/types';
 import { ComputeJobs } from './compute-jobs';
+import { createPortProxy } from './ports/port-proxy';
+import type { Logger } from '../../core/logger';
 import type { ComputeLoaders } from './compute.loaders';
 import { ConcurrencyLimits } from './limits';
 import { SandboxIoService } from './sandboxes/sandbox-io.service';
@@ -27,6 +29,7 @@ export interface ComputeServices {
   io: SandboxIoService;
   snapshots: SnapshotService;
   runtime: ContainerRuntime;
+  logger: Logger;
   /** Status changes of one sandbox the caller may read (checked at subscribe time). */
   statusStream(ctx: RequestContext, sandboxId: string): Promise<AsyncIterable<SandboxStatusChange>>;
   close(): Promise<void>;
@@ -53,6 +56,7 @@ export function createComputeServices(deps: SubgraphDeps): ComputeServices {
     io,
     snapshots,
     runtime,
+    logger,
     async statusStream(ctx, sandboxId) {
       const sandbox = await sandboxes.load(ctx, sandboxId, 'viewer');
       const source = pubsub.graphql.subscribe(TOPICS.sandboxStatus, sandbox.id) as AsyncIterable<SandboxStatusEvent>;
@@ -82,6 +86,13 @@ export const computeSubgraph = defineSubgraph<ComputeServices, ComputeLoaders>({
   createServices: createComputeServices,
   createResolvers: (services) => [new ComputeServiceInfoResolver(), new SandboxResolver(services.sandboxes, services.io), new SnapshotResolver(services.snapshots)],
   createLoaders: (services) => ({ services }),
+  // Ports added to sandboxes, proxied here from the gateway's /v1/sandboxes/{id}/ports/{port}/proxy/.
+  rawHttp: (services) =>
+    createPortProxy({
+      runtime: services.runtime,
+      resolveTarget: (envelope, sandboxId, port) => services.io.portTarget(requestContextOf(envelope), sandboxId, port),
+      logger: services.logger.child({ component: 'port-proxy' }),
+    }),
   onStop: (services) => services.close(),
 });
 

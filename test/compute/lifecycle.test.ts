@@ -91,7 +91,12 @@ describe('POST /sandboxes', () => {
   it('records a failed start with the reason when the command cannot run', async () => {
     const created = await json(await create(alice, { image: TEST_IMAGE, args: ['/no/such/binary'] }));
     const failed = await waitForStatus(platform, alice, created.id, 'failed');
-    expect(failed.statusReason).toMatch(/exited with code 127/);
+    expect(failed.statusReason).toMatch(/exited with code 127: .*(no such file|not found)/i);
+    // The exited container stays, so its output can still be read; deleting removes it.
+    const logs = await json(await rest(platform, 'GET', `/sandboxes/${created.id}/logs`, undefined, alice.auth));
+    expect(logs.lines.map((l: any) => l.line).join('\n')).toMatch(/no such file|not found/i);
+    await rest(platform, 'DELETE', `/sandboxes/${created.id}`, undefined, alice.auth);
+    await waitForStatus(platform, alice, created.id, 'deleted');
     expect(await deploymentContainers(platform, `platform.id=${created.id}`)).toEqual([]);
   });
 });

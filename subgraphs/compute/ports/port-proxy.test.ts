@@ -145,6 +145,20 @@ function rawUpgrade(request: string): Promise<{ socket: net.Socket; head: string
   });
 }
 
+/** Forwarders (nc execs of the runtime) running in the container for a port. */
+async function forwarders(port: number): Promise<number> {
+  const r = await docker.exec(containerId, { argv: ['sh', '-c', 'for f in /proc/[0-9]*/cmdline; do tr "\\0" " " < $f 2>/dev/null; echo; done'], timeoutMs: 5000, maxOutputBytes: 1 << 16 });
+  return r.stdout.toString().split('\n').filter((line) => line.trim() === `nc 127.0.0.1 ${port}`).length;
+}
+
+async function waitFor(check: () => Promise<boolean>, ms: number, what: string): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 function readUntil(socket: net.Socket, text: string, initial: Buffer = Buffer.alloc(0)): Promise<string> {
   return new Promise((resolve, reject) => {
     let buffered: Buffer = initial;
@@ -215,8 +229,18 @@ describe('createPortProxy', () => {
     expect(Date.now() - started).toBeLessThan(5000);
   });
 
-  it('proxies an upgrade and then bytes both ways', async () => {
-    const { socket, head, rest } = await rawUpgrade('GET /proxy/sbx_1/9000/socket?x=1 HTTP/1.1\r\nHost: sandbox\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n');
+  it('ends the connection into the container when the client goes away before the answer', async () => {
+    await waitFor(async () => (await forwarders(9100)) === 0, 5000, 'forwarders of earlier tests to end');
+    const aborted = new AbortController();
+    const pending = fetch(`${base}/proxy/sbx_1/9100/`, { signal: aborted.signal }).catch((err: Error) => err.name);
+    await waitFor(async () => (await forwarders(9100)) === 1, 5000, 'the forwarder to start');
+    aborted.abort();
+    expect(await pending).toBe('AbortError');
+    await waitFor(async () => (await forwarders(9100)) === 0, 1500, 'the forwarder to end');
+  });
+
+  it('proxies an upgrade (any protocol, not only WebSocket) and then bytes both ways', async () => {
+    const { socket, head, rest } = await rawUpgrade('GET /proxy/sbx_1/9000/socket?x=1 HTTP/1.1\r\nHost: sandbox\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n');
     try {
       expect(head).toMatch(/^HTTP\/1\.1 101 Switching Protocols\r\n/);
       expect(head.toLowerCase()).toContain('upgrade: websocket');
@@ -224,8 +248,30 @@ describe('createPortProxy', () => {
       expect(await readUntil(socket, 'ping\n', rest)).toBe('ping\n');
       socket.write('pong\n');
       expect(await readUntil(socket, 'pong\n')).toBe('pong\n');
+      expect(await forwarders(9000)).toBe(1);
     } finally {
       socket.destroy();
+    }
+    // The client going away ends the connection into the container.
+    await waitFor(async () => (await forwarders(9000)) === 0, 5000, 'the forwarder of the upgrade to end');
+  });
+
+  it('closes idle pooled connections', async () => {
+    const idle = createPortProxy({ runtime, resolveTarget: async () => ({ containerId }), logger: createLogger('silent'), idleTimeoutMs: 300 });
+    const local = http.createServer((req, res) => void idle.handle(req, res, null));
+    await new Promise<void>((resolve) => local.listen(0, '127.0.0.1', resolve));
+    try {
+      // The other proxy of this file may hold a pooled connection to 8081 too.
+      const before = await forwarders(8081);
+      const res = await fetch(`http://127.0.0.1:${(local.address() as AddressInfo).port}/proxy/sbx_1/8081/idle`);
+      expect(await res.text()).toBe('GET /idle HTTP/1.1 envelope=no');
+      // Pooled (keep-alive) right after the answer, gone once idle.
+      expect(await forwarders(8081)).toBe(before + 1);
+      await waitFor(async () => (await forwarders(8081)) <= before, 5000, 'the idle forwarder to end');
+    } finally {
+      await idle.close?.();
+      local.closeAllConnections();
+      await new Promise((resolve) => local.close(resolve));
     }
   });
 

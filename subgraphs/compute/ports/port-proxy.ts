@@ -35,9 +35,10 @@ const MAX_FREE_SOCKETS_PER_TARGET = 8;
 
 /**
  * The compute side of `/v1/sandboxes/{id}/ports/{port}/proxy/*`: the gateway forwards (every
- * method, and WebSocket upgrades) to `/proxy/<sandboxId>/<port>/<rest>?<query>` here, with a
- * signed envelope; this proxies to `/<rest>?<query>` on 127.0.0.1:<port> inside the sandbox's
- * container, through a byte stream of the runtime (an exec of `nc`; no container address).
+ * method, and upgrades: WebSocket or any protocol) to `/proxy/<sandboxId>/<port>/<rest>?<query>`
+ * here, with a signed envelope; this proxies to `/<rest>?<query>` on 127.0.0.1:<port> inside the
+ * sandbox's container, through a byte stream of the runtime (an exec of `nc`; no container
+ * address).
  *
  * - Connections are pooled: a keep-alive agent per (container, port), so consecutive requests
  *   reuse one exec; idle ones close after `idleTimeoutMs`.
@@ -55,6 +56,7 @@ export function createPortProxy(options: PortProxyOptions): RawHttpRoutes {
   const maxAgents = options.maxAgents ?? 256;
 
   const proxy = httpProxy.createProxyServer({ ws: true, xfwd: false });
+  allowAnyUpgrade(proxy);
   // Every call passes its own error callback; this only keeps a stray event from crashing the process.
   proxy.on('error', (err) => logger.warn('port proxy error', { err }));
 
@@ -63,9 +65,23 @@ export function createPortProxy(options: PortProxyOptions): RawHttpRoutes {
   /** Upgrades whose upstream answered (101 or an HTTP response): a later failure only cuts them. */
   const answered = new WeakSet<Duplex>();
   proxy.on('proxyReqWs', (proxyReq, _req, socket) => {
-    const mark = () => answered.add(socket);
-    proxyReq.once('upgrade', mark);
-    proxyReq.once('response', mark);
+    proxyReq.once('response', () => answered.add(socket));
+    proxyReq.once('upgrade', (_res, upstream: Duplex) => {
+      answered.add(socket);
+      // Either side gone ends the other (http-proxy's pipes only pass on a clean end).
+      socket.once('close', () => upstream.destroy());
+      upstream.once('close', () => socket.destroy());
+    });
+  });
+  // A client that goes away mid-answer (a stream, say) must not leave the upstream connection open.
+  proxy.on('proxyReq', (proxyReq, _req, res) => {
+    res.once('close', () => {
+      if (!res.writableFinished) proxyReq.destroy();
+    });
+  });
+  // Connection is hop-by-hop: the upstream closing its (pooled) connection does not close the client's.
+  proxy.on('proxyRes', (proxyRes) => {
+    delete proxyRes.headers.connection;
   });
 
   /** Keep-alive agents by `containerId:port`; a Map keeps insertion order, refreshed on use (LRU). */
@@ -234,4 +250,14 @@ function asSocket(stream: Duplex): Duplex {
     if (typeof socket[name] !== 'function') socket[name] = () => socket;
   }
   return socket;
+}
+
+/**
+ * http-proxy passes only `GET` + `Upgrade: websocket`, destroying other upgrades without an
+ * answer; an app in a sandbox may speak any protocol after an Upgrade, so the check goes.
+ * (Node emits 'upgrade' only for requests that carry an Upgrade header.)
+ */
+function allowAnyUpgrade(proxy: httpProxy): void {
+  const passes = proxy as unknown as { wsPasses: Array<{ name: string }> };
+  passes.wsPasses = passes.wsPasses.filter((pass) => pass.name !== 'checkMethodAndHeader');
 }

@@ -84,7 +84,7 @@ export class SandboxService {
       if (!info) throw new ValidationError(`Image ${image} is not available on the engine`, { field: 'image' });
     }
 
-    await this.o.limits.checkSandboxes(args.workspaceId, await this.o.sandboxes.countActive(args.workspaceId), ctx);
+    await this.checkConcurrency(ctx, args.workspaceId);
 
     const now = new Date();
     const sandbox: SandboxEntity = {
@@ -142,7 +142,10 @@ export class SandboxService {
   }
 
   async start(ctx: RequestContext, id: string): Promise<Sandbox> {
-    const sandbox = await this.transition(ctx, id, 'start', { to: 'starting', reason: 'start requested', patch: { bootSnapshotId: null } });
+    const current = await this.load(ctx, id, 'member');
+    this.requireState(current, 'start');
+    await this.checkConcurrency(ctx, current.workspaceId);
+    const sandbox = await this.transition(ctx, id, 'start', { to: 'starting', reason: 'start requested', patch: { bootSnapshotId: null } }, current);
     await this.o.jobs.start(sandbox);
     return toSandbox(sandbox);
   }
@@ -170,6 +173,7 @@ export class SandboxService {
 
   /** Used by POST /snapshots/{id}/restore as well. */
   async bootFromSnapshot(ctx: RequestContext, current: SandboxEntity, snapshot: SnapshotEntity, reason: string): Promise<Sandbox> {
+    await this.checkConcurrency(ctx, current.workspaceId);
     const sandbox = await this.transition(ctx, current.id, 'startFromSnapshot', { to: 'starting', reason, patch: { bootSnapshotId: snapshot.id } }, current);
     await this.o.jobs.start(sandbox);
     return toSandbox(sandbox);
@@ -273,6 +277,11 @@ export class SandboxService {
       updatedAt: now,
       readyAt: null,
     };
+  }
+
+  /** Creating or starting takes a slot of the workspace's concurrent-sandbox limit (429 when none is free). */
+  private async checkConcurrency(ctx: RequestContext, workspaceId: string): Promise<void> {
+    await this.o.limits.checkSandboxes(workspaceId, await this.o.sandboxes.countActive(workspaceId), ctx);
   }
 
   private actor(ctx: RequestContext): string {

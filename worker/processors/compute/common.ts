@@ -78,6 +78,3 @@ export async function mapBounded<T, R>(items: readonly T[], limit: number, fn: (
   await Promise.all(lanes);
   return results;
 }
-
-/** The data of every sandbox job (core/queues SandboxJobData). */
-export type { SandboxJobData } from '../../../core/queues';

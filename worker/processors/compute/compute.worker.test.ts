@@ -59,6 +59,17 @@ describe('compute worker', () => {
     expect(events.map((e) => `${e.fromStatus}→${e.toStatus}`)).toEqual(['null→pending', 'pending→starting', 'starting→running']);
   });
 
+  it('mounts workspace volumes, shared by the sandboxes that name them', async () => {
+    const writer = await ops.create({ volumeMounts: [{ volume: 'shared', mountPath: '/mnt/shared', readOnly: false }] });
+    const reader = await ops.create({ volumeMounts: [{ volume: 'shared', mountPath: '/data', readOnly: true }] });
+    const [w, r] = await Promise.all([waitForStatus(t, writer.id, 'running'), waitForStatus(t, reader.id, 'running')]);
+    await sh(t, w.containerId!, 'echo shared > /mnt/shared/note.txt');
+    expect(await sh(t, r.containerId!, 'cat /data/note.txt')).toBe('shared\n');
+    await expect(sh(t, r.containerId!, 'echo nope > /data/other.txt')).rejects.toThrow(/read-only/i);
+    const volume = await t.engine.docker.getVolume(`plat-vol-${writer.workspaceId}-shared`).inspect();
+    expect(volume.Labels).toEqual({ 'platform.workspace': writer.workspaceId, 'platform.deployment': t.prefix, 'platform.kind': 'volume' });
+  });
+
   it('keeps the files of a stopped sandbox for its next start', async () => {
     const created = await ops.create();
     const first = await waitForStatus(t, created.id, 'running');
@@ -165,6 +176,11 @@ describe('compute worker', () => {
     expect(failed.statusReason).toBe('image platform/does-not-exist:1 not found');
     expect(failed.containerId).toBeNull();
     expect(await t.engine.listByLabels({ 'platform.id': created.id })).toEqual([]);
+
+    // A command that cannot run: the container starts (tini), exits 127, and the sampler fails the sandbox.
+    const badCommand = await ops.create({ args: ['/no/such/binary'] });
+    const exited = await waitForStatus(t, badCommand.id, 'failed');
+    expect(exited.statusReason).toMatch(/^container exited with code 127: .*no such file or directory/i);
   });
 
   it('ignores a job whose opSeq is no longer the sandbox', async () => {
@@ -229,7 +245,8 @@ describe('compute worker', () => {
     // The same sample recorded twice meters once.
     const c = await computeContext(t.processorContext());
     const sandbox = (await t.sandboxes.findById(created.id))!;
-    const sample = await c.engine.stats(sandbox.containerId!);
+    // A sample newer than the sampler's last one (the engine may answer a cached one within the same second).
+    const sample = { ...(await c.engine.stats(sandbox.containerId!)), at: new Date() };
     const previous = (await previousSamples(c, [sandbox.id])).get(sandbox.id) ?? null;
     const count = async () => Number((await t.dataSource.query(`SELECT count(*) AS n FROM compute.usage_events WHERE sandbox_id = $1`, [created.id]))[0].n);
     const first = await recordSample(c, sandbox, sample, previous);

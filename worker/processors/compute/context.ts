@@ -31,13 +31,6 @@ export interface ComputeContext {
 }
 
 const contexts = new WeakMap<ProcessorContext, Promise<ComputeContext>>();
-/** Tests and other callers may swap the engine (e.g. a fake); keyed like the contexts. */
-const engineOverrides = new WeakMap<ProcessorContext, ContainerRuntime>();
-
-/** Uses `engine` instead of a DockerRuntime built from the configuration (set before the first job). */
-export function useComputeEngine(ctx: ProcessorContext, engine: ContainerRuntime): void {
-  engineOverrides.set(ctx, engine);
-}
 
 /** The engine client the configuration names: `DOCKER_HOST` unix:///path or tcp://host:port, else the local socket. */
 export function createEngine(config: ComputeConfig): DockerRuntime {
@@ -75,7 +68,7 @@ async function build(ctx: ProcessorContext): Promise<ComputeContext> {
     ctx,
     config: config.compute,
     logger,
-    engine: engineOverrides.get(ctx) ?? createEngine(config.compute),
+    engine: createEngine(config.compute),
     dataSource,
     sandboxes: new SandboxRepository(dataSource, { pubsub: ctx.pubsub, redis, redisPrefix: config.redisPrefix }),
     snapshots: new SnapshotRepository(dataSource),

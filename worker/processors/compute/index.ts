@@ -8,7 +8,7 @@ import { purgeStatsProcessor, sampleStatsProcessor } from './stats';
 import { stopProcessor } from './stop';
 import { ttlExpireProcessor } from './ttl';
 
-export { computeContext, useComputeEngine, type ComputeContext } from './context';
+export { computeContext, type ComputeContext } from './context';
 
 /** The compute queue: sandbox lifecycle, snapshots, TTLs and the scheduled upkeep. */
 export const COMPUTE_PROCESSORS: QueueProcessors = {

@@ -1,6 +1,7 @@
 import { sandboxJobId } from '../../../subgraphs/compute/compute-jobs';
 import type { SandboxEntity } from '../../../subgraphs/compute/sandboxes/sandbox.entity';
 import { ALLOWED_FROM, TRANSITIONAL_STATUSES } from '../../../subgraphs/compute/sandboxes/sandbox.states';
+import { RuntimeUnavailableError } from '../../runtime/errors';
 import type { ContainerSummary } from '../../runtime/types';
 import type { JobProcessor } from '../types';
 import { LABEL, PLATFORM_ACTOR, deploymentSelector, mapBounded } from './common';
@@ -37,7 +38,15 @@ export const reconcileProcessor: JobProcessor<unknown, ReconcileReport> = async 
 
   // Engine → database: containers no sandbox stands behind. Listed before the rows are read, so
   // a container a start job creates meanwhile is seen with its sandbox still starting.
-  const containers = await c.engine.listByLabels(deploymentSelector(c));
+  let containers: ContainerSummary[];
+  try {
+    containers = await c.engine.listByLabels(deploymentSelector(c));
+  } catch (err) {
+    // No engine, nothing to compare with: skip this run quietly instead of retrying it.
+    if (!(err instanceof RuntimeUnavailableError)) throw err;
+    c.logger.warn('reconcile skipped: the container engine is unavailable', { err: err.message });
+    return report;
+  }
   const rows = new Map((await c.sandboxes.findByIds([...new Set(containers.map((x) => x.labels[LABEL.id]).filter((id): id is string => !!id))])).map((s) => [s.id, s]));
   await mapBounded(containers, 8, async (container) => {
     const sandbox = rows.get(container.labels[LABEL.id] ?? '');

@@ -136,7 +136,8 @@ async function abandon(c: ComputeContext, sandbox: SandboxEntity, created: strin
 
 /** → failed with `reason`; GPUs freed. */
 async function fail(c: ComputeContext, sandbox: SandboxEntity, reason: string, patch: { containerId?: null }): Promise<StartResult> {
-  await c.sandboxes.transition(sandbox.id, { from: ALLOWED_FROM.workerFailed, to: 'failed', reason, actor: PLATFORM_ACTOR, patch });
+  // bootSnapshotId is cleared: a plain start afterwards restarts the kept container, if any.
+  await c.sandboxes.transition(sandbox.id, { from: ALLOWED_FROM.workerFailed, to: 'failed', reason, actor: PLATFORM_ACTOR, patch: { ...patch, bootSnapshotId: null } });
   await releaseGpus(c, sandbox.id);
   c.logger.warn('sandbox failed to start', { sandboxId: sandbox.id, reason });
   return { outcome: 'failed', reason };

@@ -133,10 +133,21 @@ export async function failIfContainerDead(c: ComputeContext, sandbox: SandboxEnt
   if (state?.running) return false;
   const reason = !state
     ? 'container disappeared'
-    : `container exited with code ${state.exitCode ?? 'unknown'}${state.oomKilled ? ' (out of memory)' : ''}`;
+    : `container exited with code ${state.exitCode ?? 'unknown'}${state.oomKilled ? ' (out of memory)' : ''}${await lastLogLine(c, current.containerId)}`;
   const result = await c.sandboxes.transition(current.id, { from: ['running'], to: 'failed', reason, actor: PLATFORM_ACTOR, ...(state ? {} : { patch: { containerId: null } }) });
   if (!result.applied) return false;
   await releaseGpus(c, current.id);
   c.logger.warn('running sandbox failed', { sandboxId: current.id, containerId: current.containerId, reason });
   return true;
+}
+
+/** `: <the container's last output line>` (it often says why it exited), or nothing. */
+async function lastLogLine(c: ComputeContext, containerId: string): Promise<string> {
+  try {
+    const lines = await c.engine.logs(containerId, { tail: 1, maxBytes: 300 });
+    const line = lines.at(-1)?.line.trim();
+    return line ? `: ${line.slice(0, 200)}` : '';
+  } catch {
+    return '';
+  }
 }

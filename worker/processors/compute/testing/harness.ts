@@ -46,7 +46,7 @@ export interface ComputeTestEnv {
   engine: DockerRuntime;
   /** A ProcessorContext of its own, to call processors and helpers directly. */
   processorContext(): ProcessorContext;
-  /** Removes this test's containers (label platform.deployment = prefix) and snapshot images, closes everything. */
+  /** Removes this test's containers and volumes (label platform.deployment = prefix) and snapshot images, closes everything. */
   cleanup(): Promise<void>;
 }
 
@@ -91,6 +91,8 @@ export async function createComputeTestEnv(compute: Partial<ComputeConfig> = {})
       await Promise.allSettled(containers.map((c) => engine.remove(c.id)));
       const taken = (await dataSource.query(`SELECT image_ref FROM compute.snapshots`).catch(() => [])) as Array<{ image_ref: string }>;
       for (const ref of [...snapshotRefs, ...taken.map((r) => r.image_ref)]) await engine.removeImage(ref).catch(() => undefined);
+      const { Volumes: volumes } = await engine.docker.listVolumes({ filters: { label: [`platform.deployment=${env.prefix}`] } }).catch(() => ({ Volumes: [] }));
+      await Promise.allSettled((volumes ?? []).map((v) => engine.docker.getVolume(v.Name).remove()));
       await Promise.allSettled(stopHooks.map((close) => close()));
       await processorContext?.databases.close();
       await env.cleanup();
