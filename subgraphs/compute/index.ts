@@ -5,7 +5,7 @@ import { TOPICS, type SandboxStatusEvent } from '../../core/pubsub';
 import { createQueue } from '../../core/queues';
 import { defineSubgraph, serviceBaseUrl, startSubgraph, type PlatformRuntime, type SubgraphDeps } from '../../core/subgraph';
 import { serviceInfoResolver } from '../../core/subgraph/service-info';
-import { createEngine } from '../../worker/processors/compute/context';
+import { createEngine } from '../../worker/runtime';
 import type { ContainerRuntime } from '../../worker/runtime/types';
 import { ComputeJobs } from './compute-jobs';
 import { createPortProxy } from './ports/port-proxy';

@@ -11,7 +11,7 @@ import { ComputeJobs } from '../../../subgraphs/compute/compute-jobs';
 import { SandboxRepository } from '../../../subgraphs/compute/sandboxes/sandbox.repository';
 import { SnapshotRepository } from '../../../subgraphs/compute/snapshots/snapshot.repository';
 import type { DataSource } from 'typeorm';
-import { DockerRuntime } from '../../runtime/docker';
+import { createEngine } from '../../runtime';
 import type { ContainerRuntime } from '../../runtime/types';
 import type { ProcessorContext } from '../types';
 
@@ -32,12 +32,6 @@ export interface ComputeContext {
 
 const contexts = new WeakMap<ProcessorContext, Promise<ComputeContext>>();
 
-/** The engine client the configuration names: `DOCKER_HOST` unix:///path or tcp://host:port, else the local socket. */
-export function createEngine(config: ComputeConfig): DockerRuntime {
-  const host = config.dockerHost;
-  if (host?.startsWith('unix://')) return new DockerRuntime({ socketPath: host.slice('unix://'.length), gpuDeviceRequests: config.gpuDeviceRequests });
-  return new DockerRuntime({ host, gpuDeviceRequests: config.gpuDeviceRequests });
-}
 
 /**
  * The compute context of this worker process: cached per ProcessorContext, so every job after
