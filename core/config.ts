@@ -127,6 +127,40 @@ export interface PlatformConfig {
   anonymousRequestsPerMinute: number;
   /** The compute domain's container engine and sandbox bounds (`COMPUTE_*`, `DOCKER_*`, `GPU_*`). */
   compute: ComputeConfig;
+  /** The AI gateway (`AI_*`). */
+  ai: AiConfig;
+}
+
+/** A model the operator offers every workspace (`AI_PLATFORM_MODELS`); its credential is the operator's. */
+export interface PlatformModelConfig {
+  /** Stable id pools refer to (`pm_…` or any slug). */
+  id: string;
+  /** The model name clients send. */
+  model: string;
+  displayName: string;
+  api: 'openai' | 'anthropic' | 'gemini';
+  baseUrl: string;
+  apiKey: string;
+  /** The upstream's own model name, when it differs. */
+  upstreamModel?: string;
+}
+
+/** Settings of the AI gateway (subgraphs/ai/README.md). */
+export interface AiConfig {
+  /** `AI_PLATFORM_MODELS`: JSON array of PlatformModelConfig. @defaultValue none */
+  platformModels: PlatformModelConfig[];
+  /** Failures in a row after which an upstream is skipped. @defaultValue 5 */
+  circuitFailureThreshold: number;
+  /** How long a tripped upstream is skipped before one trial request, ms. @defaultValue 30000 */
+  circuitOpenMs: number;
+  /** First backoff between failover attempts, ms (doubles per attempt). @defaultValue 50 */
+  retryBackoffMs: number;
+  /** Bodies larger than this are not kept in conversations, bytes. @defaultValue 262144 */
+  conversationMaxBytes: number;
+  /** Largest request body of the vendor routes, bytes. @defaultValue 10485760 */
+  maxRequestBytes: number;
+  /** Used for `/ai-gateway/oauth/vendor-*`: per vendor token, the OAuth 2 endpoints and client. */
+  oauth: Partial<Record<'vendor-a' | 'vendor-b' | 'vendor-c', { authorizationUrl: string; tokenUrl: string; clientId: string; clientSecret?: string; scopes: string[]; redirectUri?: string }>>;
 }
 
 /** Settings of sandboxes, snapshots and the container engine (subgraphs/compute/README.md). */
@@ -378,6 +412,15 @@ export function loadConfig(env: Env = process.env, overrides: Partial<PlatformCo
       fileReadMaxBytes: int('COMPUTE_FILE_READ_MAX_BYTES', 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
       workerConcurrency: int('COMPUTE_WORKER_CONCURRENCY', 8, 1, 256),
     },
+    ai: {
+      platformModels: parsePlatformModels(env.AI_PLATFORM_MODELS, problems),
+      circuitFailureThreshold: int('AI_CIRCUIT_FAILURE_THRESHOLD', 5, 1, 1000),
+      circuitOpenMs: int('AI_CIRCUIT_OPEN_MS', 30_000, 100, 3_600_000),
+      retryBackoffMs: int('AI_RETRY_BACKOFF_MS', 50, 0, 60_000),
+      conversationMaxBytes: int('AI_CONVERSATION_MAX_BYTES', 256 * 1024, 1024, 64 * 1024 * 1024),
+      maxRequestBytes: int('AI_MAX_REQUEST_BYTES', 10 * 1024 * 1024, 1024, 100 * 1024 * 1024),
+      oauth: parseAiOAuth(env, problems),
+    },
     ...overrides,
   };
 
@@ -416,4 +459,63 @@ function parseGpuInventory(raw: string | undefined, problems: string[]): Record<
     inventory[match[1].toLowerCase()] = ids;
   }
   return inventory;
+}
+
+/** `AI_PLATFORM_MODELS`: a JSON array of `{ id, model, displayName?, api, baseUrl, apiKey, upstreamModel? }`. */
+function parsePlatformModels(raw: string | undefined, problems: string[]): PlatformModelConfig[] {
+  if (!raw?.trim()) return [];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    problems.push('AI_PLATFORM_MODELS is not valid JSON');
+    return [];
+  }
+  if (!Array.isArray(parsed)) {
+    problems.push('AI_PLATFORM_MODELS must be a JSON array');
+    return [];
+  }
+  const out: PlatformModelConfig[] = [];
+  const ids = new Set<string>();
+  parsed.forEach((entry: Record<string, unknown>, i) => {
+    const str = (k: string) => (typeof entry?.[k] === 'string' && (entry[k] as string).trim() ? (entry[k] as string) : undefined);
+    const id = str('id');
+    const model = str('model');
+    const api = str('api');
+    const baseUrl = str('baseUrl');
+    const apiKey = str('apiKey');
+    if (!id || !model || !baseUrl || !apiKey || !['openai', 'anthropic', 'gemini'].includes(api ?? '')) {
+      problems.push(`AI_PLATFORM_MODELS[${i}]: needs id, model, api (openai|anthropic|gemini), baseUrl and apiKey`);
+      return;
+    }
+    if (ids.has(id)) problems.push(`AI_PLATFORM_MODELS: id ${id} is listed twice`);
+    ids.add(id);
+    out.push({ id, model, displayName: str('displayName') ?? model, api: api as PlatformModelConfig['api'], baseUrl: baseUrl.replace(/\/$/, ''), apiKey, upstreamModel: str('upstreamModel') });
+  });
+  return out;
+}
+
+/** `AI_OAUTH_VENDOR_A_AUTHORIZATION_URL`, `_TOKEN_URL`, `_CLIENT_ID`, `_CLIENT_SECRET`, `_SCOPES`, `_REDIRECT_URI` (and B, C). */
+function parseAiOAuth(env: Env, problems: string[]): AiConfig['oauth'] {
+  const out: AiConfig['oauth'] = {};
+  for (const token of ['vendor-a', 'vendor-b', 'vendor-c'] as const) {
+    const p = `AI_OAUTH_${token.replace('-', '_').toUpperCase()}`;
+    const clientId = env[`${p}_CLIENT_ID`];
+    if (!clientId) continue;
+    const authorizationUrl = env[`${p}_AUTHORIZATION_URL`];
+    const tokenUrl = env[`${p}_TOKEN_URL`];
+    if (!authorizationUrl || !tokenUrl) {
+      problems.push(`${p}: _AUTHORIZATION_URL and _TOKEN_URL are required with _CLIENT_ID`);
+      continue;
+    }
+    out[token] = {
+      authorizationUrl,
+      tokenUrl,
+      clientId,
+      clientSecret: env[`${p}_CLIENT_SECRET`] || undefined,
+      scopes: (env[`${p}_SCOPES`] ?? '').split(/[\s,]+/).filter(Boolean),
+      redirectUri: env[`${p}_REDIRECT_URI`] || undefined,
+    };
+  }
+  return out;
 }

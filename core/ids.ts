@@ -13,6 +13,9 @@ export const ID_PREFIX = {
   oauthConnection: 'oac',
   sandbox: 'sbx',
   snapshot: 'snp',
+  upstream: 'ups',
+  pool: 'pool',
+  gatewayKey: 'gk',
 } as const;
 
 /**

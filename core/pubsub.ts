@@ -11,6 +11,8 @@ export const TOPICS = {
   principalChanged: 'identity.principal-changed',
   /** A workspace's stored rate limits changed; payload RateLimitsChangedEvent. Gateways drop their cached copy. */
   rateLimitsChanged: 'billing.rate-limits-changed',
+  /** A workspace's AI gateway configuration changed (upstream, pool, member, key); payload { workspaceId }. Proxies drop cached routes. */
+  aiConfigChanged: 'ai.config-changed',
   /** A sandbox changed status; payload SandboxStatusEvent, id = sandbox id. */
   sandboxStatus: 'compute.sandbox-status',
 } as const;

@@ -22,6 +22,14 @@ let sequence = 0;
 export function requestIdOf(req: IncomingMessage): string {
   const given = req.headers['x-request-id'];
   if (typeof given === 'string' && REQUEST_ID.test(given)) return given;
+  return newRequestId();
+}
+
+/**
+ * A request id of this process. Routes whose request id keys a record (the AI gateway's usage
+ * row, written once per id) use it instead of the caller's, which could collide or be replayed.
+ */
+export function newRequestId(): string {
   sequence = (sequence + 1) % Number.MAX_SAFE_INTEGER;
   return `${PROCESS_PREFIX}${sequence.toString(36)}`;
 }

@@ -18,11 +18,13 @@ import type { PlatformRuntime } from '../core/subgraph';
 import { createRestHandler, type RawRouteHandler, type RestExecutor } from '../rest-compat';
 import { Authenticator } from './auth';
 import { createIdpLogin } from './idp-login';
+import { createAiOAuthHandler } from './ai-oauth';
+import { createAiVendorForwarder } from './ai-vendor-forward';
 import { createGatewayPortProxy } from './port-proxy';
 import { createSandboxFileContent } from './sandbox-files';
 import { InternalClient } from '../core/internal-client';
 import { SUPERGRAPH_PATH } from './compose';
-import { buildContext, requestIdOf, type GatewayContext } from './context';
+import { buildContext, newRequestId, requestIdOf, type GatewayContext } from './context';
 import { SignedDataSource } from './data-source';
 import { costLimitRule, depthLimitRule } from './limits';
 import { createGatewayRateLimits, limitRawRoute } from './rate-limit';
@@ -150,6 +152,9 @@ export async function startGateway(runtime: PlatformRuntime, options: GatewayOpt
     edgeUrl: () => config.publicUrl ?? listeningUrl,
   });
   const limitRaw = (handler: RawRouteHandler): RawRouteHandler => (rateLimits ? limitRawRoute(rateLimits.limiter, handler) : handler);
+  // Vendor-compatible AI routes, forwarded byte for byte to the ai subgraph (which knows gateway keys).
+  const aiVendor = createAiVendorForwarder({ aiUrl: options.subgraphUrls.ai.replace(/\/graphql$/, ''), signingSecret: config.internalSigningSecret, logger });
+
   const rest =
     options.rest === false
       ? undefined
@@ -162,6 +167,10 @@ export async function startGateway(runtime: PlatformRuntime, options: GatewayOpt
             idpLogin: limitRaw(idpLogin.rawHandlers.idpLogin),
             // A GraphQL operation: counted by the pipeline's rate limits, not limitRaw.
             sandboxFileContent: createSandboxFileContent({ execute: executeRest, logger }),
+            // Matched before the REST layer (below); named here so the route table lists them as served.
+            aiVendor: async (req, res, ctx) => aiVendor.handle(req, res, ctx.requestId),
+            // GraphQL mutations underneath: counted by the pipeline's rate limits.
+            aiOAuth: createAiOAuthHandler({ execute: executeRest, maxBodyBytes: config.maxBodyBytes }),
           },
           extraRawRoutes: idpLogin.extraRawRoutes.map((route) => ({ ...route, handler: limitRaw(route.handler) })),
         });
@@ -220,6 +229,11 @@ export async function startGateway(runtime: PlatformRuntime, options: GatewayOpt
     const pathname = q === -1 ? url : url.slice(0, q);
     try {
       if (pathname === '/graphql') return await handleGraphQL(req, res, requestId, q === -1 ? '' : url.slice(q + 1));
+      if (aiVendor.matches(pathname)) {
+        const ownId = newRequestId();
+        res.setHeader('x-request-id', ownId);
+        return aiVendor.handle(req, res, ownId);
+      }
       if (portProxy.matches(pathname)) return await portProxy.handle(req, res, requestId);
       if (rest && (pathname === '/v1' || pathname.startsWith('/v1/'))) return await rest.handle(req, res, requestId);
       if (pathname === '/healthz') return sendJson(res, 200, { status: 'ok', service: 'gateway' });
@@ -274,6 +288,7 @@ export async function startGateway(runtime: PlatformRuntime, options: GatewayOpt
       [
         () => subscriptions.close(),
         () => portProxy.close(),
+        () => aiVendor.close(),
         () => closeServer(server),
         () => apollo.stop(),
         () => authenticator.close(),

@@ -39,13 +39,12 @@ export interface RouteDefinition {
 }
 
 /** Raw HTTP handlers the gateway provides. */
-export type RawHandlerName = 'idpLogin' | 'sandboxFileContent';
+export type RawHandlerName = 'idpLogin' | 'sandboxFileContent' | 'aiVendor' | 'aiOAuth';
 
 const SESSIONS = 'sessions subgraph (issue: sessions)';
 const COMPUTE = 'compute subgraph (issue: compute)';
 const WORKFLOWS = 'workflows subgraph (issue: workflows)';
 const BILLING = 'billing subgraph (issue: billing)';
-const AI = 'ai subgraph (issue: ai gateway)';
 const ANALYTICS = 'analytics subgraph (issue: analytics)';
 const CAPTCHA = 'sessions subgraph, captcha (issue: sessions)';
 const PROXY_METERING = 'sessions subgraph, proxy metering (issue: sessions)';
@@ -54,8 +53,6 @@ const RAW_UPLOAD = 'multipart or ZIP upload: raw HTTP handler (issue: raw routes
 const RAW_DOWNLOAD = 'file download: raw HTTP handler (issue: raw routes)';
 const RAW_SSE = 'server-sent event stream: raw HTTP handler (issue: raw routes)';
 const RAW_WEBHOOK = 'webhook trigger: raw HTTP handler (issue: workflows)';
-const RAW_VENDOR_PROXY = 'vendor-compatible AI proxy: raw HTTP handler (issue: ai gateway)';
-const RAW_VENDOR_OAUTH = 'vendor OAuth flow: raw HTTP handler (issue: ai gateway)';
 const RAW_SCRIPT = 'JavaScript served to browsers: raw HTTP handler (issue: analytics)';
 const RAW_TELEMETRY = 'telemetry sink without a JSON response: raw HTTP handler (issue: sessions)';
 
@@ -273,40 +270,40 @@ export const ROUTES: readonly RouteDefinition[] = [
   { method: 'DELETE', path: '/workspaces/{workspaceId}/oauth-connections/idp-a/{connectionId}', field: 'Mutation.deleteOAuthConnection', fixedArgs: ['provider'] },
 
   // /ai-gateway
-  { method: 'GET', path: '/ai-gateway/providers', pending: AI },
-  { method: 'GET', path: '/ai-gateway/platform-models', pending: AI },
-  { method: 'GET', path: '/ai-gateway/vendor-b/v1/models', pending: AI },
-  { method: 'GET', path: '/ai-gateway/vendor-a/v1/models', pending: AI },
-  { method: 'GET', path: '/ai-gateway/vendor-c/v1beta/models', pending: AI },
-  { method: 'GET', path: '/ai-gateway/upstreams', pending: AI },
-  { method: 'POST', path: '/ai-gateway/upstreams', pending: AI },
-  { method: 'GET', path: '/ai-gateway/upstreams/{id}', pending: AI },
-  { method: 'PUT', path: '/ai-gateway/upstreams/{id}', pending: AI },
-  { method: 'DELETE', path: '/ai-gateway/upstreams/{id}', pending: AI },
-  { method: 'POST', path: '/ai-gateway/upstreams/{id}/test', pending: AI },
-  { method: 'GET', path: '/ai-gateway/upstreams/{id}/usage', pending: AI },
-  { method: 'GET', path: '/ai-gateway/pools', pending: AI },
-  { method: 'POST', path: '/ai-gateway/pools', pending: AI },
-  { method: 'GET', path: '/ai-gateway/pools/{id}', pending: AI },
-  { method: 'DELETE', path: '/ai-gateway/pools/{id}', pending: AI },
-  { method: 'POST', path: '/ai-gateway/pools/{id}/members', pending: AI },
-  { method: 'DELETE', path: '/ai-gateway/pools/{id}/members/{upstreamId}', pending: AI },
-  { method: 'DELETE', path: '/ai-gateway/pools/{id}/platform-members/{platformModelId}', pending: AI },
-  { method: 'GET', path: '/ai-gateway/keys', pending: AI },
-  { method: 'POST', path: '/ai-gateway/keys', pending: AI },
-  { method: 'DELETE', path: '/ai-gateway/keys/{id}', pending: AI },
-  { method: 'POST', path: '/ai-gateway/oauth/vendor-a/*', pending: RAW_VENDOR_OAUTH },
-  { method: 'POST', path: '/ai-gateway/oauth/vendor-c/*', pending: RAW_VENDOR_OAUTH },
-  { method: 'POST', path: '/ai-gateway/oauth/vendor-b/*', pending: RAW_VENDOR_OAUTH },
-  { method: 'GET', path: '/ai-gateway/usage', pending: AI },
-  { method: 'GET', path: '/ai-gateway/usage/realtime', pending: AI },
-  { method: 'GET', path: '/ai-gateway/conversations', pending: AI },
-  { method: 'GET', path: '/ai-gateway/conversations/{requestId}', pending: AI },
-  { method: 'POST', path: '/ai-gateway/playground/chat', pending: AI },
-  { method: 'POST', path: '/ai-gateway/playground/embeddings', pending: AI },
-  { method: '*', path: '/ai-gateway/vendor-a/v1/*', pending: RAW_VENDOR_PROXY },
-  { method: '*', path: '/ai-gateway/vendor-b/v1/*', pending: RAW_VENDOR_PROXY },
-  { method: '*', path: '/ai-gateway/vendor-c/v1beta/*', pending: RAW_VENDOR_PROXY },
+  { method: 'GET', path: '/ai-gateway/providers', field: 'Query.aiProviders' },
+  { method: 'GET', path: '/ai-gateway/platform-models', field: 'Query.aiPlatformModels' },
+  { method: 'GET', path: '/ai-gateway/vendor-b/v1/models', raw: 'aiVendor' },
+  { method: 'GET', path: '/ai-gateway/vendor-a/v1/models', raw: 'aiVendor' },
+  { method: 'GET', path: '/ai-gateway/vendor-c/v1beta/models', raw: 'aiVendor' },
+  { method: 'GET', path: '/ai-gateway/upstreams', field: 'Query.aiUpstreams' },
+  { method: 'POST', path: '/ai-gateway/upstreams', field: 'Mutation.createAiUpstream', status: 201 },
+  { method: 'GET', path: '/ai-gateway/upstreams/{id}', field: 'Query.aiUpstream' },
+  { method: 'PUT', path: '/ai-gateway/upstreams/{id}', field: 'Mutation.updateAiUpstream' },
+  { method: 'DELETE', path: '/ai-gateway/upstreams/{id}', field: 'Mutation.deleteAiUpstream' },
+  { method: 'POST', path: '/ai-gateway/upstreams/{id}/test', field: 'Mutation.testAiUpstream' },
+  { method: 'GET', path: '/ai-gateway/upstreams/{id}/usage', field: 'Query.aiUpstreamUsage' },
+  { method: 'GET', path: '/ai-gateway/pools', field: 'Query.aiPools' },
+  { method: 'POST', path: '/ai-gateway/pools', field: 'Mutation.createAiPool', status: 201 },
+  { method: 'GET', path: '/ai-gateway/pools/{id}', field: 'Query.aiPool' },
+  { method: 'DELETE', path: '/ai-gateway/pools/{id}', field: 'Mutation.deleteAiPool' },
+  { method: 'POST', path: '/ai-gateway/pools/{id}/members', field: 'Mutation.addAiPoolMember', status: 201 },
+  { method: 'DELETE', path: '/ai-gateway/pools/{id}/members/{upstreamId}', field: 'Mutation.removeAiPoolMember' },
+  { method: 'DELETE', path: '/ai-gateway/pools/{id}/platform-members/{platformModelId}', field: 'Mutation.removeAiPoolPlatformMember' },
+  { method: 'GET', path: '/ai-gateway/keys', field: 'Query.aiKeys' },
+  { method: 'POST', path: '/ai-gateway/keys', field: 'Mutation.createAiKey', status: 201 },
+  { method: 'DELETE', path: '/ai-gateway/keys/{id}', field: 'Mutation.deleteAiKey' },
+  { method: 'POST', path: '/ai-gateway/oauth/vendor-a/*', raw: 'aiOAuth' },
+  { method: 'POST', path: '/ai-gateway/oauth/vendor-c/*', raw: 'aiOAuth' },
+  { method: 'POST', path: '/ai-gateway/oauth/vendor-b/*', raw: 'aiOAuth' },
+  { method: 'GET', path: '/ai-gateway/usage', field: 'Query.aiUsage' },
+  { method: 'GET', path: '/ai-gateway/usage/realtime', field: 'Query.aiUsageRealtime' },
+  { method: 'GET', path: '/ai-gateway/conversations', field: 'Query.aiConversations' },
+  { method: 'GET', path: '/ai-gateway/conversations/{requestId}', field: 'Query.aiConversation' },
+  { method: 'POST', path: '/ai-gateway/playground/chat', field: 'Mutation.aiPlaygroundChat' },
+  { method: 'POST', path: '/ai-gateway/playground/embeddings', field: 'Mutation.aiPlaygroundEmbeddings' },
+  { method: '*', path: '/ai-gateway/vendor-a/v1/*', raw: 'aiVendor' },
+  { method: '*', path: '/ai-gateway/vendor-b/v1/*', raw: 'aiVendor' },
+  { method: '*', path: '/ai-gateway/vendor-c/v1beta/*', raw: 'aiVendor' },
 
   // /analytics
   { method: 'GET', path: '/analytics/track.js', pending: RAW_SCRIPT },

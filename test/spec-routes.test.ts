@@ -132,9 +132,47 @@ describe('route table against the spec', () => {
       'POST /workspaces/{workspaceId}/oauth-connections/idp-a/auth-url → Mutation.createOAuthConnectionUrl',
       'POST /workspaces/{workspaceId}/oauth-connections/idp-a/exchange → Mutation.exchangeOAuthConnectionCode 201',
       'DELETE /workspaces/{workspaceId}/oauth-connections/idp-a/{connectionId} → Mutation.deleteOAuthConnection',
+      'GET /ai-gateway/providers → Query.aiProviders',
+      'GET /ai-gateway/platform-models → Query.aiPlatformModels',
+      'GET /ai-gateway/upstreams → Query.aiUpstreams',
+      'POST /ai-gateway/upstreams → Mutation.createAiUpstream 201',
+      'GET /ai-gateway/upstreams/{id} → Query.aiUpstream',
+      'PUT /ai-gateway/upstreams/{id} → Mutation.updateAiUpstream',
+      'DELETE /ai-gateway/upstreams/{id} → Mutation.deleteAiUpstream',
+      'POST /ai-gateway/upstreams/{id}/test → Mutation.testAiUpstream',
+      'GET /ai-gateway/upstreams/{id}/usage → Query.aiUpstreamUsage',
+      'GET /ai-gateway/pools → Query.aiPools',
+      'POST /ai-gateway/pools → Mutation.createAiPool 201',
+      'GET /ai-gateway/pools/{id} → Query.aiPool',
+      'DELETE /ai-gateway/pools/{id} → Mutation.deleteAiPool',
+      'POST /ai-gateway/pools/{id}/members → Mutation.addAiPoolMember 201',
+      'DELETE /ai-gateway/pools/{id}/members/{upstreamId} → Mutation.removeAiPoolMember',
+      'DELETE /ai-gateway/pools/{id}/platform-members/{platformModelId} → Mutation.removeAiPoolPlatformMember',
+      'GET /ai-gateway/keys → Query.aiKeys',
+      'POST /ai-gateway/keys → Mutation.createAiKey 201',
+      'DELETE /ai-gateway/keys/{id} → Mutation.deleteAiKey',
+      'GET /ai-gateway/usage → Query.aiUsage',
+      'GET /ai-gateway/usage/realtime → Query.aiUsageRealtime',
+      'GET /ai-gateway/conversations → Query.aiConversations',
+      'GET /ai-gateway/conversations/{requestId} → Query.aiConversation',
+      'POST /ai-gateway/playground/chat → Mutation.aiPlaygroundChat',
+      'POST /ai-gateway/playground/embeddings → Mutation.aiPlaygroundEmbeddings',
     ]);
-    expect(ROUTES.filter((r) => r.raw).map((r) => `${key(r)} → ${r.raw}`)).toEqual(['GET /auth/idp-a → idpLogin', 'GET /auth/idp-b → idpLogin', 'GET /sandboxes/{id}/file-content → sandboxFileContent']);
-    expect(ROUTES.filter((r) => r.pending)).toHaveLength(206);
+    expect(ROUTES.filter((r) => r.raw).map((r) => `${key(r)} → ${r.raw}`)).toEqual([
+      'GET /auth/idp-a → idpLogin',
+      'GET /auth/idp-b → idpLogin',
+      'GET /sandboxes/{id}/file-content → sandboxFileContent',
+      'GET /ai-gateway/vendor-b/v1/models → aiVendor',
+      'GET /ai-gateway/vendor-a/v1/models → aiVendor',
+      'GET /ai-gateway/vendor-c/v1beta/models → aiVendor',
+      'POST /ai-gateway/oauth/vendor-a/* → aiOAuth',
+      'POST /ai-gateway/oauth/vendor-c/* → aiOAuth',
+      'POST /ai-gateway/oauth/vendor-b/* → aiOAuth',
+      '* /ai-gateway/vendor-a/v1/* → aiVendor',
+      '* /ai-gateway/vendor-b/v1/* → aiVendor',
+      '* /ai-gateway/vendor-c/v1beta/* → aiVendor',
+    ]);
+    expect(ROUTES.filter((r) => r.pending)).toHaveLength(172);
   });
 });
 

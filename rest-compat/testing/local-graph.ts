@@ -128,6 +128,18 @@ export const LOCAL_SDL = /* GraphQL */ `
     id: ID
   }
 
+  "Stand-in result of the ai gateway fields."
+  type AiStub {
+    id: ID
+  }
+
+  input AiPoolMemberInput {
+    upstreamId: ID
+    platformModelId: ID
+    weight: Int
+    priority: Int
+  }
+
   type Query {
     "The caller's profile."
     profile: User!
@@ -148,6 +160,18 @@ export const LOCAL_SDL = /* GraphQL */ `
     notServed: String
     rateLimits(workspaceId: ID!): WorkspaceRateLimits!
     oauthConnections(workspaceId: ID!, provider: OAuthProvider! = IDP_A, page: Int, limit: Int): OAuthConnectionPage!
+    aiProviders: [AiStub!]!
+    aiPlatformModels: [AiStub!]!
+    aiUpstreams(workspaceId: ID, page: Int, limit: Int): AiStub!
+    aiUpstream(id: ID!): AiStub!
+    aiUpstreamUsage(id: ID!, from: String, to: String): AiStub!
+    aiPools(workspaceId: ID, page: Int, limit: Int): AiStub!
+    aiPool(id: ID!): AiStub!
+    aiKeys(workspaceId: ID, page: Int, limit: Int): AiStub!
+    aiUsage(workspaceId: ID, from: String, to: String, groupBy: String, model: String, keyId: ID, upstreamId: ID, poolId: ID): AiStub!
+    aiUsageRealtime(workspaceId: ID): AiStub!
+    aiConversations(workspaceId: ID, keyId: ID, page: Int, limit: Int): AiStub!
+    aiConversation(requestId: ID!): AiStub!
   }
 
   type Mutation {
@@ -182,6 +206,19 @@ export const LOCAL_SDL = /* GraphQL */ `
     updateSnapshot(id: ID!, name: String, description: String, labels: JSONObject): ComputeStub!
     deleteSnapshot(id: ID!): ComputeStub!
     restoreSnapshot(id: ID!, sandboxId: ID, name: String): ComputeStub!
+    createAiUpstream(workspaceId: ID, name: String!, provider: String!, baseUrl: String!, apiKey: String!, models: [String!], modelMap: JSONObject, weight: Int, timeoutMs: Int, enabled: Boolean): AiStub!
+    updateAiUpstream(id: ID!, name: String, baseUrl: String, apiKey: String, models: [String!], modelMap: JSONObject, weight: Int, timeoutMs: Int, enabled: Boolean): AiStub!
+    deleteAiUpstream(id: ID!): AiStub!
+    testAiUpstream(id: ID!, model: String): AiStub!
+    createAiPool(workspaceId: ID, name: String!, strategy: String, storeConversations: Boolean, maxAttempts: Int, members: [AiPoolMemberInput!]): AiStub!
+    deleteAiPool(id: ID!): AiStub!
+    addAiPoolMember(id: ID!, upstreamId: ID, platformModelId: ID, weight: Int, priority: Int): AiStub!
+    removeAiPoolMember(id: ID!, upstreamId: ID!): AiStub!
+    removeAiPoolPlatformMember(id: ID!, platformModelId: ID!): AiStub!
+    createAiKey(workspaceId: ID, name: String!, poolId: ID!, requestsPerMinute: Int, tokensPerMinute: Int, monthlyBudgetUsd: Float, storeConversations: Boolean, expiresAt: String): AiStub!
+    deleteAiKey(id: ID!): AiStub!
+    aiPlaygroundChat(workspaceId: ID, poolId: ID, upstreamId: ID, model: String!, messages: JSON!, system: String, maxTokens: Int, temperature: Float): AiStub!
+    aiPlaygroundEmbeddings(workspaceId: ID, poolId: ID, upstreamId: ID, model: String!, input: JSON!): AiStub!
     "Test-only: always rate limited."
     burst: Boolean!
     "Test-only: fails with an unexpected error."
