@@ -1,7 +1,8 @@
 import { Agent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import { clientAddress, sendError } from '../core/http';
 import type { Logger } from '../core/logger';
-import { ENVELOPE_HEADER, signEnvelope } from '../core/principal';
+import { ENVELOPE_HEADER, signEnvelope, type Envelope } from '../core/principal';
+import type { RawHttpRoutes } from '../core/subgraph';
 
 /**
  * The vendor-compatible AI routes (`/v1/ai-gateway/vendor-a/v1/…`, `vendor-b/v1/…`,
@@ -23,12 +24,35 @@ export interface AiVendorForwarder {
   close(): void;
 }
 
-export function createAiVendorForwarder(options: { aiUrl: string; signingSecret: string; logger: Logger; trustProxy?: boolean }): AiVendorForwarder {
+export interface AiVendorForwarderOptions {
+  aiUrl: string;
+  signingSecret: string;
+  logger: Logger;
+  /**
+   * The ai subgraph's raw routes when it runs in this process (`npm start` runs every service in
+   * one): requests are handed to it directly, skipping the loopback HTTP hop and the envelope's
+   * signing and verification.
+   */
+  inProcess?: RawHttpRoutes;
+}
+
+export function createAiVendorForwarder(options: AiVendorForwarderOptions): AiVendorForwarder {
   const target = new URL(options.aiUrl);
   const agent = new Agent({ keepAlive: true, maxSockets: 1024, maxFreeSockets: 256, scheduling: 'lifo' });
-  const { logger } = options;
+  const { logger, inProcess } = options;
+
+  const handleInProcess = (routes: RawHttpRoutes, req: IncomingMessage, res: ServerResponse, requestId: string): void => {
+    req.url = `/vendor${req.url!.slice('/v1/ai-gateway'.length)}`;
+    const envelope: Envelope = { principal: null, requestId, clientIp: clientAddress(req), iat: Math.floor(Date.now() / 1000) };
+    routes.handle(req, res, envelope).catch((err: unknown) => {
+      if (res.headersSent) return void res.destroy();
+      logger.error('ai vendor route failed', { err, requestId });
+      sendError(res, 'INTERNAL', 'Internal server error', requestId);
+    });
+  };
 
   const handle = (req: IncomingMessage, res: ServerResponse, requestId: string): void => {
+    if (inProcess) return handleInProcess(inProcess, req, res, requestId);
     const headers: IncomingHttpHeaders = {};
     for (const [name, value] of Object.entries(req.headers)) if (!HOP_BY_HOP.has(name) && value !== undefined) headers[name] = value;
     headers[ENVELOPE_HEADER] = signEnvelope(options.signingSecret, { principal: null, requestId, clientIp: clientAddress(req), iat: Math.floor(Date.now() / 1000) });

@@ -14,7 +14,7 @@ import { DomainError } from '../core/errors';
 import { maskError } from '../core/errors/mask';
 import { readBody, sendError, sendJson } from '../core/http';
 import { closeOnce, closeServer } from '../core/lifecycle';
-import type { PlatformRuntime } from '../core/subgraph';
+import type { PlatformRuntime, RawHttpRoutes } from '../core/subgraph';
 import { createRestHandler, type RawRouteHandler, type RestExecutor } from '../rest-compat';
 import { Authenticator } from './auth';
 import { createIdpLogin } from './idp-login';
@@ -39,6 +39,8 @@ export interface GatewayOptions {
   supergraphSdl?: string;
   /** Serve the REST layer under /v1 (its route table must fit the schema). @defaultValue true */
   rest?: boolean;
+  /** Raw routes of subgraphs running in this process, called directly instead of over loopback HTTP. */
+  inProcess?: Partial<Record<SubgraphName, RawHttpRoutes>>;
 }
 
 export interface RunningGateway {
@@ -153,7 +155,7 @@ export async function startGateway(runtime: PlatformRuntime, options: GatewayOpt
   });
   const limitRaw = (handler: RawRouteHandler): RawRouteHandler => (rateLimits ? limitRawRoute(rateLimits.limiter, handler) : handler);
   // Vendor-compatible AI routes, forwarded byte for byte to the ai subgraph (which knows gateway keys).
-  const aiVendor = createAiVendorForwarder({ aiUrl: options.subgraphUrls.ai.replace(/\/graphql$/, ''), signingSecret: config.internalSigningSecret, logger });
+  const aiVendor = createAiVendorForwarder({ aiUrl: options.subgraphUrls.ai.replace(/\/graphql$/, ''), signingSecret: config.internalSigningSecret, logger, inProcess: options.inProcess?.ai });
 
   const rest =
     options.rest === false

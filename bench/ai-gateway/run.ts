@@ -28,6 +28,10 @@ const arg = (name: string, fallback: number) => {
 };
 const RATE = arg('rate', 500);
 const DURATION = arg('duration', 10);
+/** 1: the ai subgraph and the edge in separate processes (a loopback hop between them); 0: one process, as `npm start` runs them. */
+const SPLIT = arg('split', 0) === 1;
+/** Rounds of the four phases, alternating; the report gives each round and the median of the added figures. */
+const ROUNDS = arg('rounds', 3);
 const PG_ADMIN = process.env.BENCH_DATABASE_ADMIN_URL ?? 'postgres://root@127.0.0.1:5432/postgres';
 const REDIS = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PORTS = { standIn: 14301, ai: 14305, gateway: 14380 };
@@ -111,9 +115,13 @@ async function main() {
   const children: ChildProcess[] = [];
   try {
     children.push(start('stand-in', 'bench/ai-gateway/stand-in.js', { STAND_IN_PORT: String(PORTS.standIn), STAND_IN_KEY: UPSTREAM_KEY }));
-    children.push(start('ai', 'scripts/start.js', { ...env, PLATFORM_SERVICES: 'ai' }));
-    await waitFor(`http://127.0.0.1:${PORTS.ai}/healthz`);
-    children.push(start('gateway', 'scripts/start.js', { ...env, PLATFORM_SERVICES: 'gateway', PORT: String(PORTS.gateway) }));
+    if (SPLIT) {
+      children.push(start('ai', 'scripts/start.js', { ...env, PLATFORM_SERVICES: 'ai' }));
+      await waitFor(`http://127.0.0.1:${PORTS.ai}/healthz`);
+      children.push(start('gateway', 'scripts/start.js', { ...env, PLATFORM_SERVICES: 'gateway', PORT: String(PORTS.gateway) }));
+    } else {
+      children.push(start('platform', 'scripts/start.js', { ...env, PLATFORM_SERVICES: 'ai,gateway', PORT: String(PORTS.gateway) }));
+    }
     await waitFor(`http://127.0.0.1:${PORTS.gateway}/healthz`);
     await waitFor(`http://127.0.0.1:${PORTS.standIn}/v1/models`);
 
@@ -127,14 +135,17 @@ async function main() {
     await fixedRate(direct(false), 100, 2);
     await firstByteAtRate(through(true), 100, 2);
 
-    const results = {
-      directPlain: await fixedRate(direct(false), RATE, DURATION),
-      throughPlain: await fixedRate(through(false), RATE, DURATION),
-      directStream: await firstByteAtRate(direct(true), RATE, DURATION),
-      throughStream: await firstByteAtRate(through(true), RATE, DURATION),
-    };
+    const rounds: Results[] = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      rounds.push({
+        directPlain: await fixedRate(direct(false), RATE, DURATION),
+        throughPlain: await fixedRate(through(false), RATE, DURATION),
+        directStream: await firstByteAtRate(direct(true), RATE, DURATION),
+        throughStream: await firstByteAtRate(through(true), RATE, DURATION),
+      });
+    }
     const usageRows = await countUsage(databaseUrl);
-    report(results, usageRows);
+    report(rounds, usageRows);
   } finally {
     for (const child of children) child.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 1500));
@@ -179,24 +190,37 @@ async function countUsage(databaseUrl: string): Promise<number> {
   }
 }
 
-function report(r: Record<'directPlain' | 'throughPlain' | 'directStream' | 'throughStream', LoadResult>, usageRows: number) {
-  const row = (name: string, x: LoadResult) => `| ${name} | ${x.requests} | ${x.failures} | ${x.p50.toFixed(2)} | ${x.p99.toFixed(2)} |`;
+type Results = Record<'directPlain' | 'throughPlain' | 'directStream' | 'throughStream', LoadResult>;
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+function report(rounds: Results[], usageRows: number) {
+  const row = (round: number, name: string, x: LoadResult) => `| ${round} | ${name} | ${x.requests} | ${x.failures} | ${x.p50.toFixed(2)} | ${x.p99.toFixed(2)} |`;
+  const added = {
+    p50: rounds.map((r) => r.throughPlain.p50 - r.directPlain.p50),
+    p99: rounds.map((r) => r.throughPlain.p99 - r.directPlain.p99),
+    ttft50: rounds.map((r) => r.throughStream.p50 - r.directStream.p50),
+    ttft99: rounds.map((r) => r.throughStream.p99 - r.directStream.p99),
+  };
+  const list = (values: number[]) => values.map((v) => v.toFixed(2)).join(', ');
   const lines = [
     `## bench/ai-gateway — ${new Date().toISOString().slice(0, 10)}`,
     '',
-    `Command: \`npm run bench:ai-gateway -- --rate ${RATE} --duration ${DURATION}\``,
-    `Machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}; stand-in upstream, ai subgraph, edge and load generator each in its own process, on loopback. Body: one user message, model gpt-4o-mini; open loop at ${RATE} requests/s for ${DURATION} s per row.`,
+    `Command: \`npm run bench:ai-gateway -- --rate ${RATE} --duration ${DURATION} --rounds ${ROUNDS} --split ${SPLIT ? 1 : 0}\``,
+    `Machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}; stand-in upstream, ${SPLIT ? 'ai subgraph, edge' : 'the platform (edge and ai subgraph in one process, as npm start runs them)'} and load generator each in its own process, on loopback. Body: one user message, model gpt-4o-mini; open loop at ${RATE} requests/s for ${DURATION} s per phase; ${ROUNDS} rounds of the four phases, alternating.`,
     '',
-    '| path | requests | failures | p50 ms | p99 ms |',
-    '|---|---|---|---|---|',
-    row('non-streaming, straight to the stand-in', r.directPlain),
-    row('non-streaming, through the gateway', r.throughPlain),
-    row('streaming, first byte, straight', r.directStream),
-    row('streaming, first byte, through the gateway', r.throughStream),
+    '| round | path | requests | failures | p50 ms | p99 ms |',
+    '|---|---|---|---|---|---|',
+    ...rounds.flatMap((r, i) => [
+      row(i + 1, 'non-streaming, straight to the stand-in', r.directPlain),
+      row(i + 1, 'non-streaming, through the gateway', r.throughPlain),
+      row(i + 1, 'streaming, first byte, straight', r.directStream),
+      row(i + 1, 'streaming, first byte, through the gateway', r.throughStream),
+    ]),
     '',
-    `- added latency p50: **${(r.throughPlain.p50 - r.directPlain.p50).toFixed(2)} ms** (target ≤ 1), p99: **${(r.throughPlain.p99 - r.directPlain.p99).toFixed(2)} ms** (target ≤ 5)`,
-    `- time to first token added p50: **${(r.throughStream.p50 - r.directStream.p50).toFixed(2)} ms** (target ≤ 1); p99: ${(r.throughStream.p99 - r.directStream.p99).toFixed(2)} ms`,
-    `- usage rows recorded: ${usageRows} (requests through the gateway, warm-up included)`,
+    `- added latency, median of the rounds: p50 **${median(added.p50).toFixed(2)} ms** (target ≤ 1), p99 **${median(added.p99).toFixed(2)} ms** (target ≤ 5); per round p50 ${list(added.p50)}, p99 ${list(added.p99)}`,
+    `- time to first token added, median of the rounds: p50 **${median(added.ttft50).toFixed(2)} ms** (target ≤ 1), p99 ${median(added.ttft99).toFixed(2)} ms; per round p50 ${list(added.ttft50)}, p99 ${list(added.ttft99)}`,
+    `- usage rows recorded: ${usageRows} (every request through the gateway, warm-up included)`,
     '',
   ];
   const text = lines.join('\n');

@@ -18,7 +18,7 @@ import { errorBody, readBody, sendError, sendJson } from '../http';
 import { ENVELOPE_HEADER, verifyEnvelope, type Envelope } from '../principal';
 import { createRedis } from '../redis';
 import { buildFederatedSchema } from './build-schema';
-import type { PlatformRuntime, SubgraphDefinition, SubgraphDeps } from './define';
+import type { PlatformRuntime, RawHttpRoutes, SubgraphDefinition, SubgraphDeps } from './define';
 
 export interface RunningSubgraph {
   name: string;
@@ -29,6 +29,8 @@ export interface RunningSubgraph {
   dataSource: DataSource;
   /** Open graphql-ws connections (tests check that none leak). */
   openSockets(): number;
+  /** The raw HTTP routes, for an edge in this same process to call without the loopback hop. */
+  rawHttp?: RawHttpRoutes;
   stop(): Promise<void>;
 }
 
@@ -230,6 +232,7 @@ export async function startSubgraph<S, L extends Record<string, unknown>>(
     schema,
     dataSource,
     openSockets: () => wss.clients.size,
+    rawHttp,
     stop: closeOnce(
       [
         () => wsCleanup.dispose(),
