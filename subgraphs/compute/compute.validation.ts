@@ -6,18 +6,6 @@ export const VOLUME_NAME = /^[a-z0-9][a-z0-9_.-]{0,62}$/;
 /** An engine image reference: [registry/]name[:tag][@digest], conservatively. */
 export const IMAGE_REF = /^[a-z0-9][a-z0-9._\-/:@]{0,254}$/i;
 
-export function requireName(value: unknown, field = 'name', max = 128): string {
-  if (typeof value !== 'string' || !value.trim()) throw new ValidationError(`${field} must be a non-empty string`, { field });
-  if (value.length > max) throw new ValidationError(`${field} must be at most ${max} characters`, { field });
-  return value.trim();
-}
-
-export function intInRange(value: number | null | undefined, field: string, min: number, max: number): number | null {
-  if (value === null || value === undefined) return null;
-  if (!Number.isInteger(value) || value < min || value > max) throw new ValidationError(`${field} must be an integer from ${min} to ${max}`, { field });
-  return value;
-}
-
 /** A JSON object of string values (env, labels), bounded in count and size. */
 export function stringMap(value: unknown, field: string, options: { keyPattern?: RegExp; maxEntries?: number; maxValueLength?: number } = {}): Record<string, string> {
   if (value === null || value === undefined) return {};
@@ -51,9 +39,4 @@ export function parseMode(value: string | null | undefined, field: string, fallb
   return parseInt(digits, 8);
 }
 
-export function parseIsoDate(value: string | null | undefined, field: string): Date | undefined {
-  if (value === null || value === undefined || value === '') return undefined;
-  const date = new Date(value);
-  if (Number.isNaN(date.getTime())) throw new ValidationError(`${field} must be an ISO 8601 time`, { field });
-  return date;
-}
+export { intInRange, parseIsoDate, requireName } from '../../core/validation';

@@ -19,19 +19,6 @@ export function parseProvider(value: unknown, field = 'provider'): ProviderToken
   return value as ProviderToken;
 }
 
-export function requireName(value: unknown, field = 'name', max = 128): string {
-  if (typeof value !== 'string' || !value.trim()) throw new ValidationError(`${field} must be a non-empty string`, { field });
-  if (value.trim().length > max) throw new ValidationError(`${field} must be at most ${max} characters`, { field });
-  return value.trim();
-}
-
-/** null/undefined stay null (the column's default applies or nothing changes). */
-export function intInRange(value: number | null | undefined, field: string, min: number, max: number): number | null {
-  if (value === null || value === undefined) return null;
-  if (!Number.isInteger(value) || value < min || value > max) throw new ValidationError(`${field} must be an integer from ${min} to ${max}`, { field });
-  return value;
-}
-
 /**
  * An upstream's base URL: http(s), no credentials, no fragment; the trailing slash dropped.
  * Credentials belong in apiKey, where they are encrypted; in a URL they would be stored and shown.
@@ -113,14 +100,9 @@ export function parseStrategy(value: unknown, field = 'strategy'): PoolStrategy 
   return value as PoolStrategy;
 }
 
-export function parseIsoDate(value: string | null | undefined, field: string): Date | undefined {
-  if (value === null || value === undefined || value === '') return undefined;
-  const date = new Date(value);
-  if (Number.isNaN(date.getTime())) throw new ValidationError(`${field} must be an ISO 8601 time`, { field });
-  return date;
-}
-
 /** An optional id argument: a non-empty string or nothing. */
 export function optionalId(value: string | null | undefined): string | undefined {
   return value === null || value === undefined || value === '' ? undefined : value;
 }
+
+export { intInRange, parseIsoDate, requireName } from '../../../core/validation';
