@@ -16,6 +16,8 @@ export const ID_PREFIX = {
   upstream: 'ups',
   pool: 'pool',
   gatewayKey: 'gk',
+  workflow: 'wf',
+  execution: 'exe',
 } as const;
 
 /**

@@ -13,6 +13,8 @@ export const TOPICS = {
   rateLimitsChanged: 'billing.rate-limits-changed',
   /** A workspace's AI gateway configuration changed (upstream, pool, member, key); payload { workspaceId }. Proxies drop cached routes. */
   aiConfigChanged: 'ai.config-changed',
+  /** An execution's progress (step started/finished, status changed); payload ExecutionEvent, id = execution id. */
+  workflowExecution: 'workflows.execution',
   /** A sandbox changed status; payload SandboxStatusEvent, id = sandbox id. */
   sandboxStatus: 'compute.sandbox-status',
 } as const;

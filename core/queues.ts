@@ -36,6 +36,14 @@ export const COMPUTE_JOBS = {
   purgeStats: 'compute.purge-stats',
 } as const;
 
+/** Jobs of the workflows queue. */
+export const WORKFLOW_JOBS = {
+  /** Runs (or resumes) an execution from its first unfinished step: `{ executionId }`, job id = execution id. */
+  execute: 'workflow.execute',
+  /** A schedule trigger fired (BullMQ job scheduler per deployed schedule node): `{ workflowId, nodeId }`. */
+  scheduled: 'workflow.scheduled',
+} as const;
+
 export interface SandboxJobData {
   sandboxId: string;
   opSeq: number;
