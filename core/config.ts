@@ -129,6 +129,20 @@ export interface PlatformConfig {
   compute: ComputeConfig;
   /** The AI gateway (`AI_*`). */
   ai: AiConfig;
+  /** Workflows: trusted node plugins and bounds (`WORKFLOW_*`). */
+  workflows: WorkflowsConfig;
+}
+
+/** Settings of the workflows domain. */
+export interface WorkflowsConfig {
+  /** `WORKFLOW_TRUSTED_PLUGINS`: packages (comma list) whose node types are loaded. @defaultValue none */
+  trustedPlugins: string[];
+  /** Largest webhook request body, bytes (`WORKFLOW_WEBHOOK_MAX_BODY_BYTES`). @defaultValue 1048576 */
+  webhookMaxBodyBytes: number;
+  /** Execution timeout when a workflow's settings give none, seconds (`WORKFLOW_EXECUTION_DEFAULT_TIMEOUT_SECONDS`). @defaultValue 300 */
+  executionDefaultTimeoutSeconds: number;
+  /** Executions one worker process runs side by side (`WORKFLOW_WORKER_CONCURRENCY`). @defaultValue 16 */
+  workerConcurrency: number;
 }
 
 /** A model the operator offers every workspace (`AI_PLATFORM_MODELS`); its credential is the operator's. */
@@ -420,6 +434,12 @@ export function loadConfig(env: Env = process.env, overrides: Partial<PlatformCo
       conversationMaxBytes: int('AI_CONVERSATION_MAX_BYTES', 256 * 1024, 1024, 64 * 1024 * 1024),
       maxRequestBytes: int('AI_MAX_REQUEST_BYTES', 10 * 1024 * 1024, 1024, 100 * 1024 * 1024),
       oauth: parseAiOAuth(env, problems),
+    },
+    workflows: {
+      trustedPlugins: list(env.WORKFLOW_TRUSTED_PLUGINS) ?? [],
+      webhookMaxBodyBytes: int('WORKFLOW_WEBHOOK_MAX_BODY_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
+      executionDefaultTimeoutSeconds: int('WORKFLOW_EXECUTION_DEFAULT_TIMEOUT_SECONDS', 300, 1, 7 * 86400),
+      workerConcurrency: int('WORKFLOW_WORKER_CONCURRENCY', 16, 1, 1024),
     },
     ...overrides,
   };

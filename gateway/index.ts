@@ -19,7 +19,7 @@ import { createRestHandler, type RawRouteHandler, type RestExecutor } from '../r
 import { Authenticator } from './auth';
 import { createIdpLogin } from './idp-login';
 import { createAiOAuthHandler } from './ai-oauth';
-import { createAiVendorForwarder } from './ai-vendor-forward';
+import { createAiVendorForwarder, createWebhookForwarder } from './ai-vendor-forward';
 import { createGatewayPortProxy } from './port-proxy';
 import { createSandboxFileContent } from './sandbox-files';
 import { InternalClient } from '../core/internal-client';
@@ -156,6 +156,8 @@ export async function startGateway(runtime: PlatformRuntime, options: GatewayOpt
   const limitRaw = (handler: RawRouteHandler): RawRouteHandler => (rateLimits ? limitRawRoute(rateLimits.limiter, handler) : handler);
   // Vendor-compatible AI routes, forwarded byte for byte to the ai subgraph (which knows gateway keys).
   const aiVendor = createAiVendorForwarder({ aiUrl: options.subgraphUrls.ai.replace(/\/graphql$/, ''), signingSecret: config.internalSigningSecret, logger, inProcess: options.inProcess?.ai });
+  // Workflow webhooks: public, forwarded byte for byte to the workflows subgraph (it checks each trigger's own auth).
+  const webhooks = createWebhookForwarder({ workflowsUrl: options.subgraphUrls.workflows.replace(/\/graphql$/, ''), signingSecret: config.internalSigningSecret, logger, inProcess: options.inProcess?.workflows });
 
   const rest =
     options.rest === false
@@ -171,6 +173,7 @@ export async function startGateway(runtime: PlatformRuntime, options: GatewayOpt
             sandboxFileContent: createSandboxFileContent({ execute: executeRest, logger }),
             // Matched before the REST layer (below); named here so the route table lists them as served.
             aiVendor: async (req, res, ctx) => aiVendor.handle(req, res, ctx.requestId),
+            workflowWebhook: async (req, res, ctx) => webhooks.handle(req, res, ctx.requestId),
             // GraphQL mutations underneath: counted by the pipeline's rate limits.
             aiOAuth: createAiOAuthHandler({ execute: executeRest, maxBodyBytes: config.maxBodyBytes }),
           },
@@ -236,6 +239,7 @@ export async function startGateway(runtime: PlatformRuntime, options: GatewayOpt
         res.setHeader('x-request-id', ownId);
         return aiVendor.handle(req, res, ownId);
       }
+      if (webhooks.matches(pathname)) return webhooks.handle(req, res, requestId);
       if (portProxy.matches(pathname)) return await portProxy.handle(req, res, requestId);
       if (rest && (pathname === '/v1' || pathname.startsWith('/v1/'))) return await rest.handle(req, res, requestId);
       if (pathname === '/healthz') return sendJson(res, 200, { status: 'ok', service: 'gateway' });
@@ -291,6 +295,7 @@ export async function startGateway(runtime: PlatformRuntime, options: GatewayOpt
         () => subscriptions.close(),
         () => portProxy.close(),
         () => aiVendor.close(),
+        () => webhooks.close(),
         () => closeServer(server),
         () => apollo.stop(),
         () => authenticator.close(),

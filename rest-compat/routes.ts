@@ -39,11 +39,10 @@ export interface RouteDefinition {
 }
 
 /** Raw HTTP handlers the gateway provides. */
-export type RawHandlerName = 'idpLogin' | 'sandboxFileContent' | 'aiVendor' | 'aiOAuth';
+export type RawHandlerName = 'idpLogin' | 'sandboxFileContent' | 'aiVendor' | 'aiOAuth' | 'workflowWebhook';
 
 const SESSIONS = 'sessions subgraph (issue: sessions)';
 const COMPUTE = 'compute subgraph (issue: compute)';
-const WORKFLOWS = 'workflows subgraph (issue: workflows)';
 const BILLING = 'billing subgraph (issue: billing)';
 const ANALYTICS = 'analytics subgraph (issue: analytics)';
 const CAPTCHA = 'sessions subgraph, captcha (issue: sessions)';
@@ -52,7 +51,6 @@ const RAW_INGEST = 'raw HTTP ingest route for in-container callers (issue: sessi
 const RAW_UPLOAD = 'multipart or ZIP upload: raw HTTP handler (issue: raw routes)';
 const RAW_DOWNLOAD = 'file download: raw HTTP handler (issue: raw routes)';
 const RAW_SSE = 'server-sent event stream: raw HTTP handler (issue: raw routes)';
-const RAW_WEBHOOK = 'webhook trigger: raw HTTP handler (issue: workflows)';
 const RAW_SCRIPT = 'JavaScript served to browsers: raw HTTP handler (issue: analytics)';
 const RAW_TELEMETRY = 'telemetry sink without a JSON response: raw HTTP handler (issue: sessions)';
 
@@ -223,27 +221,27 @@ export const ROUTES: readonly RouteDefinition[] = [
   { method: 'PUT', path: '/clusters/{id}/stop', pending: COMPUTE },
 
   // /workflows
-  { method: 'GET', path: '/workflows', pending: WORKFLOWS },
-  { method: 'POST', path: '/workflows', pending: WORKFLOWS },
-  { method: 'GET', path: '/workflows/{id}', pending: WORKFLOWS },
-  { method: 'PUT', path: '/workflows/{id}', pending: WORKFLOWS },
-  { method: 'DELETE', path: '/workflows/{id}', pending: WORKFLOWS },
-  { method: 'POST', path: '/workflows/{id}/deploy', pending: WORKFLOWS },
-  { method: 'POST', path: '/workflows/{id}/undeploy', pending: WORKFLOWS },
-  { method: 'POST', path: '/workflows/{id}/execute', pending: WORKFLOWS },
-  { method: 'POST', path: '/workflows/execute-in-memory', pending: WORKFLOWS },
-  { method: 'GET', path: '/workflows/{id}/executions', pending: WORKFLOWS },
-  { method: 'GET', path: '/workflows/{id}/executions/{executionId}', pending: WORKFLOWS },
-  { method: 'POST', path: '/workflows/{id}/executions/{executionId}/cancel', pending: WORKFLOWS },
-  { method: 'GET', path: '/workflows/{id}/metrics', pending: WORKFLOWS },
-  { method: 'GET', path: '/workflows/{id}/metrics/timeseries', pending: WORKFLOWS },
-  { method: 'GET', path: '/workflows/node-definitions', pending: WORKFLOWS },
-  { method: 'GET', path: '/workflows/node-definitions/{type}', pending: WORKFLOWS },
-  { method: 'GET', path: '/workflows/plugins/trusted', pending: WORKFLOWS },
+  { method: 'GET', path: '/workflows', field: 'Query.workflows' },
+  { method: 'POST', path: '/workflows', field: 'Mutation.createWorkflow', status: 201 },
+  { method: 'GET', path: '/workflows/{id}', field: 'Query.workflow' },
+  { method: 'PUT', path: '/workflows/{id}', field: 'Mutation.updateWorkflow' },
+  { method: 'DELETE', path: '/workflows/{id}', field: 'Mutation.deleteWorkflow' },
+  { method: 'POST', path: '/workflows/{id}/deploy', field: 'Mutation.deployWorkflow' },
+  { method: 'POST', path: '/workflows/{id}/undeploy', field: 'Mutation.undeployWorkflow' },
+  { method: 'POST', path: '/workflows/{id}/execute', field: 'Mutation.executeWorkflow', status: 202 },
+  { method: 'POST', path: '/workflows/execute-in-memory', field: 'Mutation.executeWorkflowInMemory', status: 202 },
+  { method: 'GET', path: '/workflows/{id}/executions', field: 'Query.workflowExecutions' },
+  { method: 'GET', path: '/workflows/{id}/executions/{executionId}', field: 'Query.workflowExecution' },
+  { method: 'POST', path: '/workflows/{id}/executions/{executionId}/cancel', field: 'Mutation.cancelWorkflowExecution' },
+  { method: 'GET', path: '/workflows/{id}/metrics', field: 'Query.workflowMetrics' },
+  { method: 'GET', path: '/workflows/{id}/metrics/timeseries', field: 'Query.workflowMetricsTimeseries' },
+  { method: 'GET', path: '/workflows/node-definitions', field: 'Query.workflowNodeDefinitions' },
+  { method: 'GET', path: '/workflows/node-definitions/{type}', field: 'Query.workflowNodeDefinition' },
+  { method: 'GET', path: '/workflows/plugins/trusted', field: 'Query.trustedWorkflowPlugins' },
 
   // /webhooks
-  { method: '*', path: '/webhooks/v1/{workflowId}/{nodeId}', pending: RAW_WEBHOOK },
-  { method: '*', path: '/webhooks/v1/{workflowId}/{nodeId}/*', pending: RAW_WEBHOOK },
+  { method: '*', path: '/webhooks/v1/{workflowId}/{nodeId}', raw: 'workflowWebhook', public: true },
+  { method: '*', path: '/webhooks/v1/{workflowId}/{nodeId}/*', raw: 'workflowWebhook', public: true },
 
   // /workspaces
   { method: 'GET', path: '/workspaces/{workspaceId}/billing/accounts', pending: BILLING },

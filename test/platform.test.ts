@@ -27,7 +27,7 @@ describe('the whole platform in one process', () => {
     expect((await fetch(`${platform.worker!.healthUrl}/healthz`)).status).toBe(200);
     const workerReady = await fetch(`${platform.worker!.healthUrl}/readyz`);
     expect(workerReady.status).toBe(200);
-    expect((await workerReady.json()).queues).toEqual({ compute: 'running', gpu: 'running', maintenance: 'running' });
+    expect((await workerReady.json()).queues).toEqual({ compute: 'running', gpu: 'running', workflows: 'running', maintenance: 'running' });
     const ready = await fetch(`${platform.baseUrl}/readyz`);
     expect(ready.status).toBe(200);
     expect((await ready.json()).subgraphs).toEqual(Object.fromEntries(SUBGRAPH_NAMES.map((n) => [n, 'ok'])));

@@ -121,6 +121,23 @@ describe('route table against the spec', () => {
       'PUT /snapshots/{id} → Mutation.updateSnapshot',
       'DELETE /snapshots/{id} → Mutation.deleteSnapshot',
       'POST /snapshots/{id}/restore → Mutation.restoreSnapshot 202',
+      'GET /workflows → Query.workflows',
+      'POST /workflows → Mutation.createWorkflow 201',
+      'GET /workflows/{id} → Query.workflow',
+      'PUT /workflows/{id} → Mutation.updateWorkflow',
+      'DELETE /workflows/{id} → Mutation.deleteWorkflow',
+      'POST /workflows/{id}/deploy → Mutation.deployWorkflow',
+      'POST /workflows/{id}/undeploy → Mutation.undeployWorkflow',
+      'POST /workflows/{id}/execute → Mutation.executeWorkflow 202',
+      'POST /workflows/execute-in-memory → Mutation.executeWorkflowInMemory 202',
+      'GET /workflows/{id}/executions → Query.workflowExecutions',
+      'GET /workflows/{id}/executions/{executionId} → Query.workflowExecution',
+      'POST /workflows/{id}/executions/{executionId}/cancel → Mutation.cancelWorkflowExecution',
+      'GET /workflows/{id}/metrics → Query.workflowMetrics',
+      'GET /workflows/{id}/metrics/timeseries → Query.workflowMetricsTimeseries',
+      'GET /workflows/node-definitions → Query.workflowNodeDefinitions',
+      'GET /workflows/node-definitions/{type} → Query.workflowNodeDefinition',
+      'GET /workflows/plugins/trusted → Query.trustedWorkflowPlugins',
       'GET /workspaces/{workspaceId}/secrets → Query.secrets',
       'POST /workspaces/{workspaceId}/secrets → Mutation.createSecret 201',
       'GET /workspaces/{workspaceId}/secrets/{secretId} → Query.secret',
@@ -162,6 +179,8 @@ describe('route table against the spec', () => {
       'GET /auth/idp-a → idpLogin',
       'GET /auth/idp-b → idpLogin',
       'GET /sandboxes/{id}/file-content → sandboxFileContent',
+      '* /webhooks/v1/{workflowId}/{nodeId} → workflowWebhook',
+      '* /webhooks/v1/{workflowId}/{nodeId}/* → workflowWebhook',
       'GET /ai-gateway/vendor-b/v1/models → aiVendor',
       'GET /ai-gateway/vendor-a/v1/models → aiVendor',
       'GET /ai-gateway/vendor-c/v1beta/models → aiVendor',
@@ -172,7 +191,7 @@ describe('route table against the spec', () => {
       '* /ai-gateway/vendor-b/v1/* → aiVendor',
       '* /ai-gateway/vendor-c/v1beta/* → aiVendor',
     ]);
-    expect(ROUTES.filter((r) => r.pending)).toHaveLength(172);
+    expect(ROUTES.filter((r) => r.pending)).toHaveLength(153);
   });
 });
 

@@ -128,6 +128,11 @@ export const LOCAL_SDL = /* GraphQL */ `
     id: ID
   }
 
+  "Stand-in result of the workflows fields."
+  type WorkflowStub {
+    id: ID
+  }
+
   "Stand-in result of the ai gateway fields."
   type AiStub {
     id: ID
@@ -172,6 +177,15 @@ export const LOCAL_SDL = /* GraphQL */ `
     aiUsageRealtime(workspaceId: ID): AiStub!
     aiConversations(workspaceId: ID, keyId: ID, page: Int, limit: Int): AiStub!
     aiConversation(requestId: ID!): AiStub!
+    workflows(workspaceId: ID, page: Int, limit: Int): WorkflowStub!
+    workflow(id: ID!): WorkflowStub!
+    workflowExecutions(id: ID!, status: String, page: Int, limit: Int): WorkflowStub!
+    workflowExecution(id: ID!, executionId: ID!): WorkflowStub!
+    workflowMetrics(id: ID!, from: String, to: String): WorkflowStub!
+    workflowMetricsTimeseries(id: ID!, from: String, to: String, interval: String = "1h"): WorkflowStub!
+    workflowNodeDefinitions: [WorkflowStub!]!
+    workflowNodeDefinition(type: String!): WorkflowStub!
+    trustedWorkflowPlugins: [WorkflowStub!]!
   }
 
   type Mutation {
@@ -219,6 +233,14 @@ export const LOCAL_SDL = /* GraphQL */ `
     deleteAiKey(id: ID!): AiStub!
     aiPlaygroundChat(workspaceId: ID, poolId: ID, upstreamId: ID, model: String!, messages: JSON!, system: String, maxTokens: Int, temperature: Float): AiStub!
     aiPlaygroundEmbeddings(workspaceId: ID, poolId: ID, upstreamId: ID, model: String!, input: JSON!): AiStub!
+    createWorkflow(workspaceId: ID, name: String!, description: String, nodes: JSON!, connections: JSON, settings: JSONObject): WorkflowStub!
+    updateWorkflow(id: ID!, name: String, description: String, nodes: JSON, connections: JSON, settings: JSONObject): WorkflowStub!
+    deleteWorkflow(id: ID!): WorkflowStub!
+    deployWorkflow(id: ID!): WorkflowStub!
+    undeployWorkflow(id: ID!): WorkflowStub!
+    executeWorkflow(id: ID!, input: JSON, wait: Boolean = false, timeoutSeconds: Int): WorkflowStub!
+    executeWorkflowInMemory(workspaceId: ID, name: String, nodes: JSON!, connections: JSON, settings: JSONObject, input: JSON, wait: Boolean = false, timeoutSeconds: Int): WorkflowStub!
+    cancelWorkflowExecution(id: ID!, executionId: ID!): WorkflowStub!
     "Test-only: always rate limited."
     burst: Boolean!
     "Test-only: fails with an unexpected error."

@@ -1,6 +1,7 @@
 import { MAINTENANCE_JOBS } from '../../core/queues';
 import { COMPUTE_PROCESSORS, COMPUTE_QUEUE_OPTIONS, COMPUTE_SCHEDULES, GPU_PROCESSORS } from './compute';
 import { purgeExpiredRefreshTokensProcessor } from './maintenance/purge-expired-refresh-tokens';
+import { WORKFLOW_PROCESSORS, WORKFLOW_QUEUE_OPTIONS } from './workflows';
 import type { JobSchedule, ProcessorRegistry, QueueWorkerOptions } from './types';
 
 export type { JobProcessor, JobSchedule, ProcessorContext, ProcessorRegistry, QueueProcessors, QueueWorkerOptions } from './types';
@@ -9,6 +10,7 @@ export type { JobProcessor, JobSchedule, ProcessorContext, ProcessorRegistry, Qu
 export const PROCESSORS: ProcessorRegistry = {
   compute: COMPUTE_PROCESSORS,
   gpu: GPU_PROCESSORS,
+  workflows: WORKFLOW_PROCESSORS,
   maintenance: {
     [MAINTENANCE_JOBS.purgeExpiredRefreshTokens]: purgeExpiredRefreshTokensProcessor,
   },
@@ -28,4 +30,5 @@ export const SCHEDULES: JobSchedule[] = [
 /** BullMQ Worker options of queues that need other than the defaults (concurrency, lock duration). */
 export const QUEUE_WORKER_OPTIONS: QueueWorkerOptions = {
   ...COMPUTE_QUEUE_OPTIONS,
+  ...WORKFLOW_QUEUE_OPTIONS,
 };

@@ -33,7 +33,7 @@ describe('compute worker', () => {
   });
 
   it('registers the compute and gpu queues with their schedules and worker options', () => {
-    expect(worker.queues).toEqual(['compute', 'gpu', 'maintenance']);
+    expect(worker.queues).toEqual(['compute', 'gpu', 'workflows', 'maintenance']);
     expect(worker.schedulers).toEqual(expect.arrayContaining(['compute-reconcile', 'compute-sample-stats', 'compute-purge-stats']));
     expect(Object.keys(PROCESSORS.gpu!)).toEqual([COMPUTE_JOBS.start]);
     const reconcile = SCHEDULES.find((s) => s.id === 'compute-reconcile')!;
