@@ -14,7 +14,7 @@ beforeAll(async () => {
   const admin = await loginAdmin(platform);
   const a = await createUserAndLogin(platform, admin.auth, 'alice-io');
   alice = { auth: a.auth, workspaceId: a.defaultWorkspaceId };
-  sandbox = await createRunning(platform, alice, { args: ['sh', '-c', 'echo booted; echo warning >&2; sleep 3600'] });
+  sandbox = await createRunning(platform, alice, { args: ['sh', '-c', 'echo booted; sleep 0.3; echo warning >&2; sleep 3600'] });
 });
 
 afterAll(async () => {
