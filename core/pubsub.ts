@@ -15,6 +15,8 @@ export const TOPICS = {
   aiConfigChanged: 'ai.config-changed',
   /** An execution's progress (step started/finished, status changed); payload ExecutionEvent, id = execution id. */
   workflowExecution: 'workflows.execution',
+  /** A workflow's triggers changed (deploy, undeploy, update while deployed, delete); payload { workflowId }. Webhook routes drop cached registrations. */
+  workflowTriggersChanged: 'workflows.triggers-changed',
   /** A sandbox changed status; payload SandboxStatusEvent, id = sandbox id. */
   sandboxStatus: 'compute.sandbox-status',
 } as const;

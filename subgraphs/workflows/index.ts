@@ -5,6 +5,7 @@ import type { Logger } from '../../core/logger';
 import type { PlatformPubSub } from '../../core/pubsub';
 import { createQueue } from '../../core/queues';
 import type { Redis } from '../../core/redis';
+import { TOPICS } from '../../core/pubsub';
 import { defineSubgraph, startSubgraph, type PlatformRuntime, type SubgraphDeps } from '../../core/subgraph';
 import { serviceInfoResolver } from '../../core/subgraph/service-info';
 import { CatalogService } from './api/catalog.service';
@@ -55,11 +56,19 @@ export function createWorkflowServices(deps: SubgraphDeps): WorkflowServices {
   const queue = createQueue('workflows', redis, config.redisPrefix);
   const starter = new ExecutionStarter(dataSource, queue);
   const triggers = new TriggerRegistrar(queue, registry);
-  const workflows = new WorkflowService({ dataSource, registry, triggers, publicUrl: config.publicUrl });
+  const workflows = new WorkflowService({
+    dataSource,
+    registry,
+    triggers,
+    publicUrl: config.publicUrl,
+    onTriggersChanged: (workflowId) => pubsub.publish(TOPICS.workflowTriggersChanged, { workflowId }),
+  });
   const executions = new ExecutionService({ dataSource, registry, starter, queue, pubsub, workflows, logger });
   const metrics = new MetricsService(dataSource, workflows);
   const catalog = new CatalogService(registry, config.workflows.trustedPlugins);
   const webhooks = createWebhookRoutes({ dataSource, pubsub, starter, config, logger: logger.child({ component: 'webhooks' }) });
+  // Every process's webhook routes drop a workflow's cached registration when its triggers change.
+  const stopListening = pubsub.on<{ workflowId: string }>(TOPICS.workflowTriggersChanged, (event) => webhooks.invalidate(event.workflowId));
   return {
     webhooks,
     config,
@@ -76,6 +85,7 @@ export function createWorkflowServices(deps: SubgraphDeps): WorkflowServices {
     metrics,
     catalog,
     async close() {
+      stopListening();
       await queue.close().catch(() => undefined);
     },
   };

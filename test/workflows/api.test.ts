@@ -118,6 +118,32 @@ describe('workflow CRUD over REST', () => {
 });
 
 describe('deploy and undeploy', () => {
+  it('a webhook answers right after deploy and stops right after undeploy (no stale cache)', async () => {
+    const wf = await createWorkflow(platform, t.alice, {
+      name: 'toggle',
+      nodes: [
+        { id: 'hook', type: 'webhook', name: 'Hook', parameters: { method: 'POST', respond: 'immediately' } },
+        { id: 'shape', type: 'set', name: 'Shape', parameters: { values: { ok: true } } },
+      ],
+      connections: [{ from: 'hook', to: 'shape' }],
+    });
+    const hook = () => fetch(`${platform.baseUrl}/v1/webhooks/v1/${wf.id}/hook`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect((await hook()).status).toBe(404);
+    await rest(platform, 'POST', `/workflows/${wf.id}/deploy`, undefined, t.alice.auth);
+    expect((await hook()).status).toBe(202);
+    await rest(platform, 'POST', `/workflows/${wf.id}/undeploy`, undefined, t.alice.auth);
+    // Well within the registration cache's 3 s lifetime: the undeploy itself must have dropped it.
+    const undeployedAt = Date.now();
+    let status = (await hook()).status;
+    while (status !== 404 && Date.now() - undeployedAt < 1000) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      status = (await hook()).status;
+    }
+    expect(status).toBe(404);
+    await rest(platform, 'POST', `/workflows/${wf.id}/deploy`, undefined, t.alice.auth);
+    expect((await hook()).status).toBe(202);
+  });
+
   it('registers webhook rows and job schedulers, lists webhookEndpoints, and removes them again', async () => {
     const wf = await createWorkflow(platform, t.alice, { name: 'triggers', ...TRIGGER_GRAPH });
     const deployed = await rest(platform, 'POST', `/workflows/${wf.id}/deploy`, undefined, t.alice.auth);

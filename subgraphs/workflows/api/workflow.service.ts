@@ -17,6 +17,8 @@ export interface WorkflowServiceOptions {
   registry: NodeRegistry;
   triggers: TriggerRegistrar;
   publicUrl?: string;
+  /** Told after a transaction that changed a workflow's live triggers commits (webhook routes drop their cache). */
+  onTriggersChanged?(workflowId: string): void;
 }
 
 /**
@@ -86,7 +88,7 @@ export class WorkflowService {
 
   /** Replaces the given fields, validates the result and bumps the version; a deployed workflow's triggers follow. */
   async update(ctx: RequestContext, args: UpdateWorkflowArgs): Promise<Workflow> {
-    return this.o.dataSource.transaction(async (manager) => {
+    return this.changingTriggers(args.id, () => this.o.dataSource.transaction(async (manager) => {
       const row = await this.load(ctx, args.id, 'member', manager, true);
       const previousNodes = row.nodes;
       if (args.name !== undefined && args.name !== null) row.name = requireName(args.name);
@@ -104,22 +106,22 @@ export class WorkflowService {
       await manager.update(WorkflowEntity, { id: row.id }, { name: row.name, description: row.description, nodes: row.nodes as never, connections: row.connections as never, settings: row.settings as never, version: row.version, updatedAt: row.updatedAt });
       if (row.deployed) await this.o.triggers.register(manager, row, previousNodes);
       return this.view(row);
-    });
+    }));
   }
 
   /** Undeploys (removing its triggers), then deletes it with its executions. */
   async delete(ctx: RequestContext, id: string): Promise<DeletedWorkflow> {
-    return this.o.dataSource.transaction(async (manager) => {
+    return this.changingTriggers(id, () => this.o.dataSource.transaction(async (manager) => {
       const row = await this.load(ctx, id, 'member', manager, true);
       await this.o.triggers.unregister(manager, row);
       await manager.delete(WorkflowEntity, { id: row.id });
       return { id: row.id, deleted: true };
-    });
+    }));
   }
 
   /** Registers its webhook and schedule triggers; deploying a deployed workflow refreshes them. */
   async deploy(ctx: RequestContext, id: string): Promise<Workflow> {
-    return this.o.dataSource.transaction(async (manager) => {
+    return this.changingTriggers(id, () => this.o.dataSource.transaction(async (manager) => {
       const row = await this.load(ctx, id, 'member', manager, true);
       await this.o.triggers.register(manager, row, row.nodes);
       if (!row.deployed) {
@@ -129,11 +131,11 @@ export class WorkflowService {
         await manager.update(WorkflowEntity, { id: row.id }, { deployed: true, deployedAt: row.deployedAt, updatedAt: row.updatedAt });
       }
       return this.view(row);
-    });
+    }));
   }
 
   async undeploy(ctx: RequestContext, id: string): Promise<Workflow> {
-    return this.o.dataSource.transaction(async (manager) => {
+    return this.changingTriggers(id, () => this.o.dataSource.transaction(async (manager) => {
       const row = await this.load(ctx, id, 'member', manager, true);
       await this.o.triggers.unregister(manager, row);
       if (row.deployed) {
@@ -143,6 +145,13 @@ export class WorkflowService {
         await manager.update(WorkflowEntity, { id: row.id }, { deployed: false, deployedAt: null, updatedAt: row.updatedAt });
       }
       return this.view(row);
-    });
+    }));
+  }
+
+  /** Runs a trigger-changing transaction, then (committed) tells the webhook routes to forget the workflow. */
+  private async changingTriggers<T>(workflowId: string, run: () => Promise<T>): Promise<T> {
+    const result = await run();
+    this.o.onTriggersChanged?.(workflowId);
+    return result;
   }
 }
