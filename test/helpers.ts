@@ -28,6 +28,16 @@ export function rest(platform: TestPlatform, method: string, path: string, body?
   });
 }
 
+/** Parses a response body as JSON; a body that is not JSON fails with its status and first characters. */
+export async function json<T = any>(response: Response): Promise<T> {
+  const text = await response.text();
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    throw new Error(`not JSON (${response.status}): ${text.slice(0, 200)}`);
+  }
+}
+
 /** Logs in through GraphQL and returns the bearer header and the user id. */
 export async function loginAs(platform: TestPlatform, username: string, password: string): Promise<{ auth: Record<string, string>; userId: string; accessToken: string; refreshToken: string; defaultWorkspaceId: string }> {
   const result = await gql(platform, 'mutation($u: String!, $p: String!) { login(username: $u, password: $p) { accessToken refreshToken user { id defaultWorkspaceId } } }', { u: username, p: password });

@@ -9,7 +9,7 @@
  *
  * Usage: npm run bench:ai-gateway [-- --rate 500 --duration 10]
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
 import os from 'node:os';
@@ -20,6 +20,7 @@ import { dropDatabase, ensureDatabase } from '../../core/database';
 import { REPO_ROOT } from '../../core/paths';
 import { sealCredential } from '../../subgraphs/ai/model/shared';
 import { fixedRate, type BenchRequest, type LoadResult } from '../load';
+import { startService, waitForService } from '../processes';
 
 const args = process.argv.slice(2);
 const arg = (name: string, fallback: number) => {
@@ -39,24 +40,7 @@ const SECRETS_KEY = Buffer.alloc(32, 9);
 const UPSTREAM_KEY = 'sk-bench';
 const WORKSPACE = 'ws_bench000000000000000';
 
-function start(name: string, script: string, env: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, [path.join(REPO_ROOT, 'dist', script)], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
-  child.stderr!.on('data', (chunk: Buffer) => process.stderr.write(`[${name}] ${chunk}`));
-  return child;
-}
 
-async function waitFor(url: string, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    try {
-      await fetch(url, { signal: AbortSignal.timeout(1000) });
-      return;
-    } catch {
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
-  throw new Error(`${url} did not answer`);
-}
 
 /** Open loop at `rate`: time from the due moment to the first body byte (streams) — no coordinated omission. */
 async function firstByteAtRate(request: BenchRequest, rate: number, seconds: number): Promise<LoadResult> {
@@ -114,16 +98,16 @@ async function main() {
   };
   const children: ChildProcess[] = [];
   try {
-    children.push(start('stand-in', 'bench/ai-gateway/stand-in.js', { STAND_IN_PORT: String(PORTS.standIn), STAND_IN_KEY: UPSTREAM_KEY }));
+    children.push(startService('stand-in', 'bench/ai-gateway/stand-in.js', { STAND_IN_PORT: String(PORTS.standIn), STAND_IN_KEY: UPSTREAM_KEY }));
     if (SPLIT) {
-      children.push(start('ai', 'scripts/start.js', { ...env, PLATFORM_SERVICES: 'ai' }));
-      await waitFor(`http://127.0.0.1:${PORTS.ai}/healthz`);
-      children.push(start('gateway', 'scripts/start.js', { ...env, PLATFORM_SERVICES: 'gateway', PORT: String(PORTS.gateway) }));
+      children.push(startService('ai', 'scripts/start.js', { ...env, PLATFORM_SERVICES: 'ai' }));
+      await waitForService(`http://127.0.0.1:${PORTS.ai}/healthz`, { anyAnswer: true });
+      children.push(startService('gateway', 'scripts/start.js', { ...env, PLATFORM_SERVICES: 'gateway', PORT: String(PORTS.gateway) }));
     } else {
-      children.push(start('platform', 'scripts/start.js', { ...env, PLATFORM_SERVICES: 'ai,gateway', PORT: String(PORTS.gateway) }));
+      children.push(startService('platform', 'scripts/start.js', { ...env, PLATFORM_SERVICES: 'ai,gateway', PORT: String(PORTS.gateway) }));
     }
-    await waitFor(`http://127.0.0.1:${PORTS.gateway}/healthz`);
-    await waitFor(`http://127.0.0.1:${PORTS.standIn}/v1/models`);
+    await waitForService(`http://127.0.0.1:${PORTS.gateway}/healthz`, { anyAnswer: true });
+    await waitForService(`http://127.0.0.1:${PORTS.standIn}/v1/models`, { anyAnswer: true });
 
     const gatewayKey = await seed(databaseUrl);
     const body = (stream: boolean) => JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say hello to the benchmark' }], stream, ...(stream ? { stream_options: { include_usage: true } } : {}) });

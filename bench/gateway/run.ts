@@ -15,7 +15,7 @@
  *
  * Usage: npm run bench:gateway [-- --duration 10 --connections 16]
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -27,6 +27,7 @@ import { MAX_LIMIT_VALUE } from '../../core/rate-limits';
 import { apiSchemaOf } from '../../gateway';
 import { createRestHandler } from '../../rest-compat';
 import { createLogger } from '../../core/logger';
+import { startService, waitForService } from '../processes';
 import { fixedRate, saturate, type BenchRequest, type LoadResult } from '../load';
 
 const args = process.argv.slice(2);
@@ -41,32 +42,10 @@ const PG_ADMIN = process.env.BENCH_DATABASE_ADMIN_URL ?? 'postgres://root@127.0.
 const REDIS = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PORTS = { identity: 14101, billing: 14106, gateway: 14180, limited: 14181, stock: 14190 };
 const QUERY = restOperation();
+/** Only these lines of the services' stderr are shown. */
+const SERVICE_ERRORS = /"level":"(error|warn)"|Error/;
 
-function start(name: string, script: string, env: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, [path.join(REPO_ROOT, 'dist', script)], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  child.stderr!.on('data', (chunk: Buffer) => {
-    const text = chunk.toString();
-    if (/"level":"(error|warn)"|Error/.test(text)) process.stderr.write(`[${name}] ${text}`);
-  });
-  return child;
-}
 
-async function waitFor(url: string, timeoutMs = 60_000, anyAnswer = false): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    try {
-      const response = await fetch(url);
-      if (response.ok || anyAnswer) return;
-    } catch {
-      /* not up yet */
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`${url} did not come up`);
-}
 
 async function measure(name: string, request: BenchRequest) {
   // Warm-up: JIT, caches, query plans, connection pools.
@@ -115,16 +94,16 @@ async function main(): Promise<void> {
   const limitedEnv = { ...env, PLATFORM_SERVICES: 'gateway', PORT: String(PORTS.limited), RATE_LIMITS_DISABLED: 'false' };
   const children: ChildProcess[] = [];
   try {
-    children.push(start('identity', 'scripts/start.js', { ...env, PLATFORM_SERVICES: 'identity' }));
-    await waitFor(`http://127.0.0.1:${PORTS.identity}/healthz`);
-    children.push(start('billing', 'scripts/start.js', { ...env, PLATFORM_SERVICES: 'billing' }));
-    await waitFor(`http://127.0.0.1:${PORTS.billing}/healthz`);
-    children.push(start('gateway', 'scripts/start.js', { ...env, PLATFORM_SERVICES: 'gateway', PORT: String(PORTS.gateway) }));
-    children.push(start('limited', 'scripts/start.js', limitedEnv));
-    children.push(start('stock', 'bench/gateway/stock-gateway.js', { ...env, STOCK_PORT: String(PORTS.stock) }));
-    await waitFor(`http://127.0.0.1:${PORTS.gateway}/healthz`);
-    await waitFor(`http://127.0.0.1:${PORTS.limited}/healthz`);
-    await waitFor(`http://127.0.0.1:${PORTS.stock}/`, 60_000, true);
+    children.push(startService('identity', 'scripts/start.js', { ...env, PLATFORM_SERVICES: 'identity' }, SERVICE_ERRORS));
+    await waitForService(`http://127.0.0.1:${PORTS.identity}/healthz`);
+    children.push(startService('billing', 'scripts/start.js', { ...env, PLATFORM_SERVICES: 'billing' }, SERVICE_ERRORS));
+    await waitForService(`http://127.0.0.1:${PORTS.billing}/healthz`);
+    children.push(startService('gateway', 'scripts/start.js', { ...env, PLATFORM_SERVICES: 'gateway', PORT: String(PORTS.gateway) }, SERVICE_ERRORS));
+    children.push(startService('limited', 'scripts/start.js', limitedEnv, SERVICE_ERRORS));
+    children.push(startService('stock', 'bench/gateway/stock-gateway.js', { ...env, STOCK_PORT: String(PORTS.stock) }, SERVICE_ERRORS));
+    await waitForService(`http://127.0.0.1:${PORTS.gateway}/healthz`);
+    await waitForService(`http://127.0.0.1:${PORTS.limited}/healthz`);
+    await waitForService(`http://127.0.0.1:${PORTS.stock}/`, { anyAnswer: true });
 
     const login = await fetch(`http://127.0.0.1:${PORTS.gateway}/v1/auth/login`, {
       method: 'POST',

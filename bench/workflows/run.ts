@@ -8,7 +8,6 @@
  *
  * Usage: npm run bench:workflows [-- --rate 300 --duration 10 --executions 2000]
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -23,6 +22,7 @@ import { openSubgraphDatabase } from '../../core/database';
 import { ExecutionStarter } from '../../subgraphs/workflows/executions/execution-starter';
 import { WORKFLOW_ENTITIES } from '../../subgraphs/workflows/schema';
 import { fixedRate, saturate, type BenchRequest, type LoadResult } from '../load';
+import { startService, waitForService } from '../processes';
 
 const args = process.argv.slice(2);
 const arg = (name: string, fallback: number) => {
@@ -62,25 +62,7 @@ const TRIVIAL_GRAPH = {
   settings: {},
 };
 
-function start(name: string, script: string, env: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, [path.join(REPO_ROOT, 'dist', script)], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
-  child.stderr!.on('data', (chunk: Buffer) => process.stderr.write(`[${name}] ${chunk}`));
-  return child;
-}
 
-async function waitFor(url: string, timeoutMs = 90_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    try {
-      const res = await fetch(url, { signal: AbortSignal.timeout(1000) });
-      if (res.ok) return;
-    } catch {
-      /* not yet */
-    }
-    await new Promise((r) => setTimeout(r, 300));
-  }
-  throw new Error(`${url} did not answer`);
-}
 
 /** The same work as the workflow, by hand: parse, set, branch, set, respond. */
 function startBare(): Promise<{ url: string; close: () => void }> {
@@ -122,15 +104,15 @@ async function main() {
     WORKER_HEALTH_PORT: String(PORTS.workerHealth),
     RATE_LIMITS_DISABLED: 'true',
   };
-  const platform = start('platform', 'scripts/start.js', env);
+  const platform = startService('platform', 'scripts/start.js', env);
   const bare = await startBare();
   const redis = createRedis(REDIS);
   const queue = createQueue('workflows', redis, prefix);
   let dataSource: Awaited<ReturnType<typeof openSubgraphDatabase>> | undefined;
   const lines: string[] = [];
   try {
-    await waitFor(`http://127.0.0.1:${PORTS.gateway}/healthz`);
-    await waitFor(`http://127.0.0.1:${PORTS.workerHealth}/readyz`);
+    await waitForService(`http://127.0.0.1:${PORTS.gateway}/healthz`, { timeoutMs: 90_000 });
+    await waitForService(`http://127.0.0.1:${PORTS.workerHealth}/readyz`, { timeoutMs: 90_000 });
     const pg = new Client({ connectionString: databaseUrl });
     await pg.connect();
     const workflowId = 'wf_bench_webhook';

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import type { DataSource } from 'typeorm';
-import type { SubgraphContext } from '../context';
+import { requestContextOf, type SubgraphContext } from '../context';
 import { serveApolloRequest } from '../apollo-http';
 import { openSubgraphDatabase } from '../database';
 import { closeOnce, closeServer } from '../lifecycle';
@@ -106,10 +106,7 @@ export async function startSubgraph<S, L extends Record<string, unknown>>(
   await apollo.start();
 
   const contextOf = (envelope: Envelope): SubgraphContext<L> => ({
-    principal: envelope.principal,
-    requestId: envelope.requestId,
-    clientIp: envelope.clientIp,
-    workspaceHeader: envelope.workspaceHeader,
+    ...requestContextOf(envelope),
     loaders: definition.createLoaders ? definition.createLoaders(services) : ({} as L),
   });
 

@@ -1,4 +1,4 @@
-import type { RequestContext } from '../../core/context';
+import { requestContextOf } from '../../core/context';
 import { OAuthClients } from '../../core/oauth-client';
 import type { Envelope } from '../../core/principal';
 import { defineSubgraph, startSubgraph, type PlatformRuntime, type SubgraphDeps } from '../../core/subgraph';
@@ -50,11 +50,6 @@ export function createBillingServices(deps: SubgraphDeps): BillingServices {
       logger: deps.logger.child({ domain: 'oauth-connections' }),
     }),
   };
-}
-
-/** The request an internal route acts for, as the gateway or a worker signed it. */
-function requestContextOf(envelope: Envelope): RequestContext {
-  return { principal: envelope.principal, requestId: envelope.requestId, clientIp: envelope.clientIp, workspaceHeader: envelope.workspaceHeader };
 }
 
 /** The billing domain: for now, workspace secrets, rate limits and OAuth connections. */

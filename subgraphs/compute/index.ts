@@ -1,4 +1,4 @@
-import type { RequestContext } from '../../core/context';
+import { requestContextOf, type RequestContext } from '../../core/context';
 import { InternalClient } from '../../core/internal-client';
 import type { Envelope } from '../../core/principal';
 import { TOPICS, type SandboxStatusEvent } from '../../core/pubsub';
@@ -68,13 +68,6 @@ export function createComputeServices(deps: SubgraphDeps): ComputeServices {
       await Promise.allSettled([queues.compute.close(), queues.gpu.close()]);
     },
   };
-}
-
-/** The request an internal route or raw route acts for, as the gateway signed it. */
-export function requestContextOf(envelope: Envelope | null): RequestContext {
-  return envelope
-    ? { principal: envelope.principal, requestId: envelope.requestId, clientIp: envelope.clientIp, workspaceHeader: envelope.workspaceHeader }
-    : { principal: null, requestId: 'none', clientIp: 'unknown' };
 }
 
 /** The compute domain: sandboxes and snapshots on a container engine (README.md in this folder). */

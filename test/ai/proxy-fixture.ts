@@ -18,7 +18,7 @@ import { createVendorProxy, type VendorProxy } from '../../subgraphs/ai/proxy';
 import { AI_ENTITIES, AI_MIGRATIONS } from '../../subgraphs/ai/schema';
 import type { StandIn } from '../../subgraphs/ai/testing/stand-ins';
 import { startTestPlatform, type TestPlatform } from '../harness';
-import { createTestDatabase, createTestRuntime, TEST_REDIS_URL, type TestDatabase } from '../services';
+import { createTestDatabase, createTestRuntime, eventually, TEST_REDIS_URL, type TestDatabase } from '../services';
 
 /**
  * The proxy's test bench: the ai schema on a database of its own, the proxy's routes on a plain
@@ -189,15 +189,7 @@ function benchOf(parts: { config: PlatformConfig; dataSource: DataSource; redis:
       [where.workspaceId ?? null, where.requestId ?? null],
     )) as UsageRow[];
   };
-  const poll = async <T>(read: () => Promise<T | null>, what: string, timeoutMs = 5_000): Promise<T> => {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const value = await read();
-      if (value !== null) return value;
-      if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  };
+  const poll = <T>(read: () => Promise<T | null>, what: string, timeoutMs = 5_000): Promise<T> => eventually(async () => (await read()) ?? undefined, timeoutMs, what);
 
   return {
     config,

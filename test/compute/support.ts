@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { TestPlatform } from '../harness';
-import { eventually, rest } from '../helpers';
+import { eventually, json, rest } from '../helpers';
 
 const exec = promisify(execFile);
 
@@ -19,15 +19,6 @@ export const COMPUTE_TEST_ENV: Record<string, string> = {
 export interface Caller {
   auth: Record<string, string>;
   workspaceId: string;
-}
-
-export async function json<T = any>(response: Response): Promise<T> {
-  const text = await response.text();
-  try {
-    return JSON.parse(text) as T;
-  } catch {
-    throw new Error(`not JSON (${response.status}): ${text.slice(0, 200)}`);
-  }
 }
 
 /** POST /sandboxes (a long-running busybox by default) and wait until it runs. */
@@ -89,3 +80,5 @@ export async function removeSnapshotImages(workspaceIds: string[]): Promise<void
     if (ids.length) await exec('docker', ['rmi', '-f', ...ids]).catch(() => undefined);
   }
 }
+
+export { json } from '../helpers';

@@ -3,22 +3,13 @@ import type { Queue } from 'bullmq';
 import { createQueue } from '../../core/queues';
 import { createRedis, type Redis } from '../../core/redis';
 import type { TestPlatform } from '../harness';
-import { createUserAndLogin, gql, loginAdmin, rest } from '../helpers';
+import { createUserAndLogin, gql, json, loginAdmin, rest } from '../helpers';
 import { TEST_REDIS_URL } from '../services';
 
 export interface Caller {
   auth: Record<string, string>;
   userId: string;
   workspaceId: string;
-}
-
-export async function json<T = any>(response: Response): Promise<T> {
-  const text = await response.text();
-  try {
-    return JSON.parse(text) as T;
-  } catch {
-    throw new Error(`not JSON (${response.status}): ${text.slice(0, 200)}`);
-  }
 }
 
 /** A manual trigger feeding a set node. */
@@ -124,3 +115,5 @@ export async function insertStep(pg: Client, row: { executionId: string; workspa
     [row.executionId, row.nodeId, row.workspaceId, row.nodeType, row.seq, row.status, row.output === undefined ? null : JSON.stringify(row.output), row.durationMs ?? null],
   );
 }
+
+export { json } from '../helpers';
