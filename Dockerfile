@@ -36,8 +36,9 @@ WORKDIR /app
 COPY --from=build --chown=root:root /app/package.json ./package.json
 COPY --from=build --chown=root:root /app/node_modules ./node_modules
 COPY --from=build --chown=root:root /app/dist ./dist
-# Files read at run time besides the compiled code: the composed supergraph.
+# Files read at run time besides the compiled code: the composed supergraph, the analytics tracking script's source.
 COPY --from=build --chown=root:root /app/gateway/supergraph.graphql ./gateway/supergraph.graphql
+COPY --from=build --chown=root:root /app/subgraphs/analytics/script/track.src.js ./subgraphs/analytics/script/track.src.js
 # The code is root-owned and read-only to the service user; DATA_DIR is the only writable place.
 RUN mkdir -p /app/.data && chown node:node /app/.data
 USER node

@@ -66,9 +66,14 @@ export async function saturate(request: BenchRequest, connections: number, secon
 
 /**
  * Open loop at a fixed rate: request i is sent at start + i / rate whatever the previous ones
- * are doing (no coordinated omission), and its latency is measured from that moment.
+ * are doing (no coordinated omission), and its latency is measured from that moment. By default
+ * the last half millisecond before each send is spun, for an even rate (sub-millisecond
+ * comparisons need it); `spin: false` sleeps instead and sends whatever is due on waking, which
+ * leaves the CPU to the system under test (on 2 cores the spin costs it a third of one) and adds
+ * the timer's lateness, about a millisecond, to every latency on both paths.
  */
-export async function fixedRate(request: BenchRequest, rate: number, seconds: number): Promise<LoadResult> {
+export async function fixedRate(request: BenchRequest, rate: number, seconds: number, options: { spin?: boolean } = {}): Promise<LoadResult> {
+  const spin = options.spin ?? true;
   const url = new URL(request.url);
   const pool = new Pool(url.origin, { connections: 64, pipelining: 1 });
   const path = `${url.pathname}${url.search}`;
@@ -81,9 +86,14 @@ export async function fixedRate(request: BenchRequest, rate: number, seconds: nu
   for (let i = 0; i < total; i++) {
     const due = started + i * interval;
     const wait = due - performance.now();
-    if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait - 0.5));
-    while (performance.now() < due) {
-      /* the last half millisecond is spun, for an even rate */
+    if (spin) {
+      if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait - 0.5));
+      while (performance.now() < due) {
+        /* the last half millisecond is spun, for an even rate */
+      }
+    } else {
+      // A timer may fire a fraction of a millisecond early: sleep again until the due time has passed.
+      for (let left = wait; left > 0; left = due - performance.now()) await new Promise((resolve) => setTimeout(resolve, left));
     }
     inFlight.push(
       once(pool, path, request).then(

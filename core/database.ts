@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { Client } from 'pg';
+import { Client, type Pool } from 'pg';
 import { DataSource, type Logger as TypeOrmLogger, type MixedList, type EntitySchema } from 'typeorm';
 
 export interface SubgraphDatabaseOptions {
@@ -14,6 +14,18 @@ export interface SubgraphDatabaseOptions {
   poolSize?: number;
   /** Receives every SQL statement; tests count queries with it. */
   onQuery?: (sql: string) => void;
+}
+
+/**
+ * Runs one statement on the DataSource's own pool as a named prepared statement: PostgreSQL parses
+ * and plans it once per connection, and only the parameters travel after that. For hot paths
+ * (the workflow engine's step writes); it bypasses TypeORM's query logging. `name` must be unique
+ * to `text` across the process.
+ */
+export async function preparedQuery<T = Record<string, unknown>>(dataSource: DataSource, name: string, text: string, values: unknown[]): Promise<T[]> {
+  const pool = (dataSource.driver as unknown as { master: Pool }).master;
+  const result = await pool.query({ name, text, values });
+  return result.rows as T[];
 }
 
 /** Lock key of migrations, so several processes starting at once migrate one at a time. */

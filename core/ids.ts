@@ -17,6 +17,8 @@ export const ID_PREFIX = {
   pool: 'pool',
   gatewayKey: 'gk',
   workflow: 'wf',
+  installation: 'ins',
+  funnel: 'fnl',
   execution: 'exe',
 } as const;
 

@@ -58,3 +58,23 @@ export function createWebhookForwarder(options: { workflowsUrl: string; signingS
     inProcess: options.inProcess,
   });
 }
+
+/**
+ * The public analytics routes `/v1/analytics/{track.js,track,event,identify}` (any method: CORS
+ * preflights too), forwarded byte for byte to the analytics subgraph's raw routes
+ * `/analytics-public/…`. Public: the subgraph checks the installation key and the origin.
+ */
+const ANALYTICS_PUBLIC_PATH = /^\/v1\/analytics\/(track\.js|track|event|identify)$/;
+
+export function createAnalyticsForwarder(options: { analyticsUrl: string; signingSecret: string; logger: Logger; inProcess?: RawHttpRoutes }): RawForwarder {
+  return createRawForwarder({
+    pattern: ANALYTICS_PUBLIC_PATH,
+    rewrite: (url) => `/analytics-public/${url.slice('/v1/analytics/'.length)}`,
+    targetUrl: options.analyticsUrl,
+    signingSecret: options.signingSecret,
+    logger: options.logger,
+    unavailableMessage: 'Analytics is temporarily unavailable',
+    label: 'analytics ingestion',
+    inProcess: options.inProcess,
+  });
+}

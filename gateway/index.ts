@@ -19,7 +19,7 @@ import { createRestHandler, type RawRouteHandler, type RestExecutor } from '../r
 import { Authenticator } from './auth';
 import { createIdpLogin } from './idp-login';
 import { createAiOAuthHandler } from './ai-oauth';
-import { createAiVendorForwarder, createWebhookForwarder } from './ai-vendor-forward';
+import { createAiVendorForwarder, createAnalyticsForwarder, createWebhookForwarder } from './ai-vendor-forward';
 import { createGatewayPortProxy } from './port-proxy';
 import { createSandboxFileContent } from './sandbox-files';
 import { InternalClient } from '../core/internal-client';
@@ -158,6 +158,8 @@ export async function startGateway(runtime: PlatformRuntime, options: GatewayOpt
   const aiVendor = createAiVendorForwarder({ aiUrl: options.subgraphUrls.ai.replace(/\/graphql$/, ''), signingSecret: config.internalSigningSecret, logger, inProcess: options.inProcess?.ai });
   // Workflow webhooks: public, forwarded byte for byte to the workflows subgraph (it checks each trigger's own auth).
   const webhooks = createWebhookForwarder({ workflowsUrl: options.subgraphUrls.workflows.replace(/\/graphql$/, ''), signingSecret: config.internalSigningSecret, logger, inProcess: options.inProcess?.workflows });
+  // Analytics ingestion and its script: public, forwarded byte for byte (the subgraph checks the installation key and origin).
+  const analytics = createAnalyticsForwarder({ analyticsUrl: options.subgraphUrls.analytics.replace(/\/graphql$/, ''), signingSecret: config.internalSigningSecret, logger, inProcess: options.inProcess?.analytics });
 
   const rest =
     options.rest === false
@@ -174,6 +176,7 @@ export async function startGateway(runtime: PlatformRuntime, options: GatewayOpt
             // Matched before the REST layer (below); named here so the route table lists them as served.
             aiVendor: async (req, res, ctx) => aiVendor.handle(req, res, ctx.requestId),
             workflowWebhook: async (req, res, ctx) => webhooks.handle(req, res, ctx.requestId),
+            analyticsIngest: async (req, res, ctx) => analytics.handle(req, res, ctx.requestId),
             // GraphQL mutations underneath: counted by the pipeline's rate limits.
             aiOAuth: createAiOAuthHandler({ execute: executeRest, maxBodyBytes: config.maxBodyBytes }),
           },
@@ -240,6 +243,7 @@ export async function startGateway(runtime: PlatformRuntime, options: GatewayOpt
         return aiVendor.handle(req, res, ownId);
       }
       if (webhooks.matches(pathname)) return webhooks.handle(req, res, requestId);
+      if (analytics.matches(pathname)) return analytics.handle(req, res, requestId);
       if (portProxy.matches(pathname)) return await portProxy.handle(req, res, requestId);
       if (rest && (pathname === '/v1' || pathname.startsWith('/v1/'))) return await rest.handle(req, res, requestId);
       if (pathname === '/healthz') return sendJson(res, 200, { status: 'ok', service: 'gateway' });
@@ -296,6 +300,7 @@ export async function startGateway(runtime: PlatformRuntime, options: GatewayOpt
         () => portProxy.close(),
         () => aiVendor.close(),
         () => webhooks.close(),
+        () => analytics.close(),
         () => closeServer(server),
         () => apollo.stop(),
         () => authenticator.close(),

@@ -39,19 +39,17 @@ export interface RouteDefinition {
 }
 
 /** Raw HTTP handlers the gateway provides. */
-export type RawHandlerName = 'idpLogin' | 'sandboxFileContent' | 'aiVendor' | 'aiOAuth' | 'workflowWebhook';
+export type RawHandlerName = 'idpLogin' | 'sandboxFileContent' | 'aiVendor' | 'aiOAuth' | 'workflowWebhook' | 'analyticsIngest';
 
 const SESSIONS = 'sessions subgraph (issue: sessions)';
 const COMPUTE = 'compute subgraph (issue: compute)';
 const BILLING = 'billing subgraph (issue: billing)';
-const ANALYTICS = 'analytics subgraph (issue: analytics)';
 const CAPTCHA = 'sessions subgraph, captcha (issue: sessions)';
 const PROXY_METERING = 'sessions subgraph, proxy metering (issue: sessions)';
 const RAW_INGEST = 'raw HTTP ingest route for in-container callers (issue: sessions)';
 const RAW_UPLOAD = 'multipart or ZIP upload: raw HTTP handler (issue: raw routes)';
 const RAW_DOWNLOAD = 'file download: raw HTTP handler (issue: raw routes)';
 const RAW_SSE = 'server-sent event stream: raw HTTP handler (issue: raw routes)';
-const RAW_SCRIPT = 'JavaScript served to browsers: raw HTTP handler (issue: analytics)';
 const RAW_TELEMETRY = 'telemetry sink without a JSON response: raw HTTP handler (issue: sessions)';
 
 export const ROUTES: readonly RouteDefinition[] = [
@@ -304,31 +302,32 @@ export const ROUTES: readonly RouteDefinition[] = [
   { method: '*', path: '/ai-gateway/vendor-c/v1beta/*', raw: 'aiVendor' },
 
   // /analytics
-  { method: 'GET', path: '/analytics/track.js', pending: RAW_SCRIPT },
-  { method: 'POST', path: '/analytics/track', pending: ANALYTICS },
-  { method: 'POST', path: '/analytics/event', pending: ANALYTICS },
-  { method: 'POST', path: '/analytics/identify', pending: ANALYTICS },
-  { method: 'GET', path: '/analytics/installations', pending: ANALYTICS },
-  { method: 'POST', path: '/analytics/installations', pending: ANALYTICS },
-  { method: 'GET', path: '/analytics/installations/{id}', pending: ANALYTICS },
-  { method: 'POST', path: '/analytics/installations/{id}', pending: ANALYTICS },
-  { method: 'DELETE', path: '/analytics/installations/{id}', pending: ANALYTICS },
-  { method: 'POST', path: '/analytics/installations/{id}/hide', pending: ANALYTICS },
-  { method: 'POST', path: '/analytics/installations/{id}/unhide', pending: ANALYTICS },
-  { method: 'GET', path: '/analytics/installations/{id}/script', pending: RAW_SCRIPT },
-  { method: 'GET', path: '/analytics/dashboard/realtime', pending: ANALYTICS },
-  { method: 'GET', path: '/analytics/dashboard/timeseries', pending: ANALYTICS },
-  { method: 'GET', path: '/analytics/dashboard/events', pending: ANALYTICS },
-  { method: 'GET', path: '/analytics/stats', pending: ANALYTICS },
-  { method: 'GET', path: '/analytics/trajectory', pending: ANALYTICS },
-  { method: 'GET', path: '/analytics/users', pending: ANALYTICS },
-  { method: 'GET', path: '/analytics/users/profile', pending: ANALYTICS },
-  { method: 'GET', path: '/analytics/funnels', pending: ANALYTICS },
-  { method: 'POST', path: '/analytics/funnels', pending: ANALYTICS },
-  { method: 'GET', path: '/analytics/funnels/{id}', pending: ANALYTICS },
-  { method: 'POST', path: '/analytics/funnels/{id}', pending: ANALYTICS },
-  { method: 'DELETE', path: '/analytics/funnels/{id}', pending: ANALYTICS },
-  { method: 'GET', path: '/analytics/funnels/{id}/analyze', pending: ANALYTICS },
+  // Public, matched by the edge before the REST layer and forwarded to the analytics subgraph's raw routes (CORS preflights too).
+  { method: 'GET', path: '/analytics/track.js', raw: 'analyticsIngest', public: true },
+  { method: 'POST', path: '/analytics/track', raw: 'analyticsIngest', public: true },
+  { method: 'POST', path: '/analytics/event', raw: 'analyticsIngest', public: true },
+  { method: 'POST', path: '/analytics/identify', raw: 'analyticsIngest', public: true },
+  { method: 'GET', path: '/analytics/installations', field: 'Query.analyticsInstallations' },
+  { method: 'POST', path: '/analytics/installations', field: 'Mutation.createAnalyticsInstallation', status: 201 },
+  { method: 'GET', path: '/analytics/installations/{id}', field: 'Query.analyticsInstallation' },
+  { method: 'POST', path: '/analytics/installations/{id}', field: 'Mutation.updateAnalyticsInstallation' },
+  { method: 'DELETE', path: '/analytics/installations/{id}', field: 'Mutation.deleteAnalyticsInstallation' },
+  { method: 'POST', path: '/analytics/installations/{id}/hide', field: 'Mutation.hideAnalyticsInstallation' },
+  { method: 'POST', path: '/analytics/installations/{id}/unhide', field: 'Mutation.unhideAnalyticsInstallation' },
+  { method: 'GET', path: '/analytics/installations/{id}/script', field: 'Query.analyticsInstallationScript' },
+  { method: 'GET', path: '/analytics/dashboard/realtime', field: 'Query.analyticsRealtime' },
+  { method: 'GET', path: '/analytics/dashboard/timeseries', field: 'Query.analyticsTimeseries' },
+  { method: 'GET', path: '/analytics/dashboard/events', field: 'Query.analyticsEvents' },
+  { method: 'GET', path: '/analytics/stats', field: 'Query.analyticsStats' },
+  { method: 'GET', path: '/analytics/trajectory', field: 'Query.analyticsTrajectory' },
+  { method: 'GET', path: '/analytics/users', field: 'Query.analyticsUsers' },
+  { method: 'GET', path: '/analytics/users/profile', field: 'Query.analyticsUserProfile' },
+  { method: 'GET', path: '/analytics/funnels', field: 'Query.analyticsFunnels' },
+  { method: 'POST', path: '/analytics/funnels', field: 'Mutation.createAnalyticsFunnel', status: 201 },
+  { method: 'GET', path: '/analytics/funnels/{id}', field: 'Query.analyticsFunnel' },
+  { method: 'POST', path: '/analytics/funnels/{id}', field: 'Mutation.updateAnalyticsFunnel' },
+  { method: 'DELETE', path: '/analytics/funnels/{id}', field: 'Mutation.deleteAnalyticsFunnel' },
+  { method: 'GET', path: '/analytics/funnels/{id}/analyze', field: 'Query.analyticsFunnelAnalysis' },
 
   // /v1
   { method: 'GET', path: '/v1/vendor-proxy/status', pending: PROXY_METERING },

@@ -52,7 +52,7 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
       const urls = Object.fromEntries(
         SUBGRAPH_NAMES.map((name) => [name, running.subgraphs[name]?.url ?? subgraphUrl(config, name)]),
       ) as Record<SubgraphName, string>;
-      running.gateway = await startGateway(runtime, { subgraphUrls: urls, inProcess: { ai: running.subgraphs.ai?.rawHttp, workflows: running.subgraphs.workflows?.rawHttp } });
+      running.gateway = await startGateway(runtime, { subgraphUrls: urls, inProcess: { ai: running.subgraphs.ai?.rawHttp, workflows: running.subgraphs.workflows?.rawHttp, analytics: running.subgraphs.analytics?.rawHttp } });
       const gateway = running.gateway;
       stoppers.push(() => gateway.stop());
     }

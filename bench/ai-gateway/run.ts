@@ -16,11 +16,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
 import { Pool } from 'undici';
-import { dropDatabase, ensureDatabase } from '../../core/database';
 import { REPO_ROOT } from '../../core/paths';
 import { sealCredential } from '../../subgraphs/ai/model/shared';
 import { fixedRate, type BenchRequest, type LoadResult } from '../load';
-import { startService, waitForService } from '../processes';
+import { benchDatabase, startService, waitForService } from '../processes';
 
 const args = process.argv.slice(2);
 const arg = (name: string, fallback: number) => {
@@ -81,8 +80,8 @@ async function firstByteAtRate(request: BenchRequest, rate: number, seconds: num
 
 async function main() {
   const db = `bench_ai_${process.pid}`;
-  await ensureDatabase(PG_ADMIN, db);
-  const databaseUrl = PG_ADMIN.replace(/\/[^/]*$/, `/${db}`);
+  const database = await benchDatabase(PG_ADMIN, db);
+  const databaseUrl = database.url;
   const env = {
     NODE_ENV: 'production',
     LOG_LEVEL: 'error',
@@ -133,7 +132,7 @@ async function main() {
   } finally {
     for (const child of children) child.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 1500));
-    await dropDatabase(PG_ADMIN, db).catch(() => undefined);
+    await database.drop();
   }
 }
 

@@ -23,9 +23,9 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import Docker from 'dockerode';
 import { loadConfig } from '../../core/config';
-import { dropDatabase, ensureDatabase } from '../../core/database';
 import { REPO_ROOT } from '../../core/paths';
 import { startPlatform } from '../../scripts/platform';
+import { benchDatabase } from '../processes';
 
 const run = promisify(execFile);
 const args = process.argv.slice(2);
@@ -61,8 +61,8 @@ const sleep = (n: number) => new Promise((r) => setTimeout(r, n));
 
 async function main() {
   const db = `bench_compute_${process.pid}`;
-  await ensureDatabase(PG_ADMIN, db);
-  const databaseUrl = PG_ADMIN.replace(/\/[^/]*$/, `/${db}`);
+  const database = await benchDatabase(PG_ADMIN, db);
+  const databaseUrl = database.url;
   const config = loadConfig({
     NODE_ENV: 'production',
     LOG_LEVEL: 'error',
@@ -153,7 +153,7 @@ async function main() {
     const left = await deploymentContainers();
     if (left.length) await run('docker', ['rm', '-f', ...left]).catch(() => undefined);
     await platform.stop();
-    await dropDatabase(PG_ADMIN, db).catch(() => undefined);
+    await database.drop();
   }
 }
 

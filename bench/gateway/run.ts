@@ -19,7 +19,6 @@ import type { ChildProcess } from 'node:child_process';
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { dropDatabase, ensureDatabase } from '../../core/database';
 import { REPO_ROOT } from '../../core/paths';
 import { ENVELOPE_HEADER, signEnvelope } from '../../core/principal';
 import { loadConfig } from '../../core/config';
@@ -27,7 +26,7 @@ import { MAX_LIMIT_VALUE } from '../../core/rate-limits';
 import { apiSchemaOf } from '../../gateway';
 import { createRestHandler } from '../../rest-compat';
 import { createLogger } from '../../core/logger';
-import { startService, waitForService } from '../processes';
+import { benchDatabase, startService, waitForService } from '../processes';
 import { fixedRate, saturate, type BenchRequest, type LoadResult } from '../load';
 
 const args = process.argv.slice(2);
@@ -67,8 +66,8 @@ function restOperation(): string {
 
 async function main(): Promise<void> {
   const db = `bench_gateway_${process.pid}`;
-  await ensureDatabase(PG_ADMIN, db);
-  const databaseUrl = PG_ADMIN.replace(/\/[^/]*$/, `/${db}`);
+  const database = await benchDatabase(PG_ADMIN, db);
+  const databaseUrl = database.url;
   const env = {
     NODE_ENV: 'production',
     LOG_LEVEL: 'warn',
@@ -160,7 +159,7 @@ async function main(): Promise<void> {
   } finally {
     for (const child of children) child.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 1000));
-    await dropDatabase(PG_ADMIN, db).catch(() => undefined);
+    await database.drop();
   }
 }
 

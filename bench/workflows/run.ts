@@ -14,7 +14,6 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
-import { dropDatabase, ensureDatabase } from '../../core/database';
 import { REPO_ROOT } from '../../core/paths';
 import { createQueue } from '../../core/queues';
 import { createRedis } from '../../core/redis';
@@ -22,7 +21,7 @@ import { openSubgraphDatabase } from '../../core/database';
 import { ExecutionStarter } from '../../subgraphs/workflows/executions/execution-starter';
 import { WORKFLOW_ENTITIES } from '../../subgraphs/workflows/schema';
 import { fixedRate, saturate, type BenchRequest, type LoadResult } from '../load';
-import { startService, waitForService } from '../processes';
+import { benchDatabase, benchPlatformEnv, cpuSeconds, pidsNamed, startService, waitForService } from '../processes';
 
 const args = process.argv.slice(2);
 const arg = (name: string, fallback: number) => {
@@ -85,25 +84,17 @@ const fmt = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : 'n/a');
 
 async function main() {
   const dbName = `bench_wf_${process.pid}`;
-  await ensureDatabase(PG_ADMIN, dbName);
-  const databaseUrl = PG_ADMIN.replace(/\/[^/]*$/, `/${dbName}`);
+  const database = await benchDatabase(PG_ADMIN, dbName);
+  const databaseUrl = database.url;
   const prefix = `bench-wf-${process.pid}`;
-  const env = {
-    NODE_ENV: 'production',
-    LOG_LEVEL: 'error',
-    DATABASE_URL: databaseUrl,
-    REDIS_URL: REDIS,
-    REDIS_PREFIX: prefix,
-    JWT_SECRET: 'j'.repeat(48),
-    INTERNAL_SIGNING_SECRET: 'i'.repeat(48),
-    SECRETS_ENCRYPTION_KEY: Buffer.alloc(32, 9).toString('base64'),
-    PLATFORM_ADMIN_PASSWORD: 'bench-admin-password',
-    PLATFORM_SERVICES: 'workflows,gateway,worker',
-    PORT: String(PORTS.gateway),
-    WORKFLOWS_SUBGRAPH_PORT: String(PORTS.workflows),
-    WORKER_HEALTH_PORT: String(PORTS.workerHealth),
-    RATE_LIMITS_DISABLED: 'true',
-  };
+  const env = benchPlatformEnv({
+    databaseUrl,
+    redisUrl: REDIS,
+    prefix,
+    services: 'workflows,gateway,worker',
+    port: PORTS.gateway,
+    extra: { WORKFLOWS_SUBGRAPH_PORT: String(PORTS.workflows), WORKER_HEALTH_PORT: String(PORTS.workerHealth) },
+  });
   const platform = startService('platform', 'scripts/start.js', env);
   const bare = await startBare();
   const redis = createRedis(REDIS);
@@ -132,12 +123,23 @@ async function main() {
     if (check.status !== 200 || !answer.includes('"tier":"large"')) throw new Error(`the webhook answered ${check.status}: ${answer}`);
 
     // Warm-up, then the measured phases.
-    await fixedRate(through, 50, 2);
-    await fixedRate(straight, 50, 1);
-    const results: Array<[string, LoadResult]> = [];
-    results.push(['bare node http handler, fixed rate', await fixedRate(straight, RATE, DURATION)]);
-    results.push(['webhook workflow through the edge, fixed rate', await fixedRate(through, RATE, DURATION)]);
-    results.push(['webhook workflow through the edge, saturated (32 connections)', await saturate(through, 32, Math.max(3, Math.round(DURATION / 2)))]);
+    // The generator sleeps between sends (fixedRate spin: false): on 2 cores its spin would take CPU from the platform.
+    const open = { spin: false };
+    // Warm-up at the measured rate: the JIT, and the pools' connections (each a PostgreSQL backend preparing its statements once).
+    await fixedRate(through, RATE, 3, open);
+    await fixedRate(straight, RATE, 1, open);
+    const results: Array<[string, LoadResult, string]> = [];
+    // CPU time per request: steadier than throughput on a shared VM. Platform = the platform process; stores = PostgreSQL and Redis.
+    const stores = pidsNamed(['postgres', 'redis-server']);
+    const measured = async (name: string, run: () => Promise<LoadResult>, platformToo = true) => {
+      const before = [cpuSeconds([platform.pid!]), cpuSeconds(stores)];
+      const result = await run();
+      const per = (i: number, now: number) => (((now - before[i]) * 1000) / Math.max(1, result.requests + result.failures)).toFixed(2);
+      results.push([name, result, platformToo ? `${per(0, cpuSeconds([platform.pid!]))} / ${per(1, cpuSeconds(stores))}` : 'n/a']);
+    };
+    await measured('bare node http handler, fixed rate', () => fixedRate(straight, RATE, DURATION, open), false);
+    await measured('webhook workflow through the edge, fixed rate', () => fixedRate(through, RATE, DURATION, open));
+    await measured('webhook workflow through the edge, saturated (32 connections)', () => saturate(through, 32, Math.max(3, Math.round(DURATION / 2))));
 
     // Trivial executions through the queue.
     dataSource = await openSubgraphDatabase({ url: databaseUrl, schema: 'workflows', entities: WORKFLOW_ENTITIES, migrations: [] });
@@ -170,9 +172,9 @@ async function main() {
     lines.push(
       `Machine: ${os.cpus().length} × ${os.cpus()[0]?.model.trim()}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}; the platform (workflows subgraph, edge and ONE worker, WORKFLOW_WORKER_CONCURRENCY default) in one process as npm start runs it, the load generator and the bare handler in another, on loopback. Workflow: webhook → set → if → set → respond-to-webhook (every step persisted); the bare handler parses, sets, branches, sets and answers the same JSON.\n`,
     );
-    lines.push('| path | requests | failures | rps | p50 ms | p99 ms |');
-    lines.push('|---|---|---|---|---|---|');
-    for (const [name, r] of results) lines.push(`| ${name} | ${r.requests} | ${r.failures} | ${r.rps.toFixed(0)} | ${fmt(r.p50)} | ${fmt(r.p99)} |`);
+    lines.push('| path | requests | failures | rps | p50 ms | p99 ms | CPU ms per request: platform / PostgreSQL+Redis |');
+    lines.push('|---|---|---|---|---|---|---|');
+    for (const [name, r, cpu] of results) lines.push(`| ${name} | ${r.requests} | ${r.failures} | ${r.rps.toFixed(0)} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${cpu} |`);
     const hook = results[1][1];
     lines.push('');
     lines.push(`- webhook at ${RATE}/s: p50 **${fmt(hook.p50)} ms** (target < 15), ${hook.failures} failures; saturated: **${results[2][1].rps.toFixed(0)} requests/s** (target ≥ 300)`);
@@ -183,13 +185,13 @@ async function main() {
   } finally {
     bare.close();
     platform.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 1500));
+    await new Promise((r) => setTimeout(r, process.env.BENCH_CPU_PROF ? 8000 : 1500));
     if (platform.exitCode === null) platform.kill('SIGKILL');
     await dataSource?.destroy().catch(() => undefined);
     await queue.obliterate({ force: true }).catch(() => undefined);
     await queue.close().catch(() => undefined);
     await redis.quit().catch(() => undefined);
-    await dropDatabase(PG_ADMIN, dbName).catch(() => undefined);
+    await database.drop();
   }
 }
 

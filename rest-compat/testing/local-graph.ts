@@ -138,6 +138,17 @@ export const LOCAL_SDL = /* GraphQL */ `
     id: ID
   }
 
+  "Stand-in result of the analytics fields."
+  type AnalyticsStub {
+    id: ID
+  }
+
+  input AnalyticsFunnelStepInput {
+    type: String!
+    match: String!
+    label: String
+  }
+
   input AiPoolMemberInput {
     upstreamId: ID
     platformModelId: ID
@@ -186,6 +197,19 @@ export const LOCAL_SDL = /* GraphQL */ `
     workflowNodeDefinitions: [WorkflowStub!]!
     workflowNodeDefinition(type: String!): WorkflowStub!
     trustedWorkflowPlugins: [WorkflowStub!]!
+    analyticsInstallations(page: Int, limit: Int, workspaceId: ID, includeHidden: Boolean = false): AnalyticsStub!
+    analyticsInstallation(id: ID!): AnalyticsStub!
+    analyticsInstallationScript(id: ID!): AnalyticsStub!
+    analyticsRealtime(installationId: ID!, limit: Int): AnalyticsStub!
+    analyticsTimeseries(installationId: ID!, from: String, to: String, interval: String = "day", metric: String = "pageviews"): AnalyticsStub!
+    analyticsEvents(installationId: ID!, from: String, to: String, name: String, kind: String, path: String, visitorId: String, userId: String, page: Int, limit: Int): AnalyticsStub!
+    analyticsStats(installationId: ID!, from: String, to: String, limit: Int): AnalyticsStub!
+    analyticsTrajectory(installationId: ID!, from: String, to: String, visitorId: String, userId: String, limit: Int): AnalyticsStub!
+    analyticsUsers(installationId: ID!, from: String, to: String, page: Int, limit: Int): AnalyticsStub!
+    analyticsUserProfile(installationId: ID!, from: String, to: String, userId: String!, limit: Int): AnalyticsStub!
+    analyticsFunnels(page: Int, limit: Int, installationId: ID, workspaceId: ID): AnalyticsStub!
+    analyticsFunnel(id: ID!): AnalyticsStub!
+    analyticsFunnelAnalysis(id: ID!, from: String, to: String): AnalyticsStub!
   }
 
   type Mutation {
@@ -241,6 +265,14 @@ export const LOCAL_SDL = /* GraphQL */ `
     executeWorkflow(id: ID!, input: JSON, wait: Boolean = false, timeoutSeconds: Int): WorkflowStub!
     executeWorkflowInMemory(workspaceId: ID, name: String, nodes: JSON!, connections: JSON, settings: JSONObject, input: JSON, wait: Boolean = false, timeoutSeconds: Int): WorkflowStub!
     cancelWorkflowExecution(id: ID!, executionId: ID!): WorkflowStub!
+    createAnalyticsInstallation(workspaceId: ID, name: String!, domains: [String!]!): AnalyticsStub!
+    updateAnalyticsInstallation(id: ID!, name: String, domains: [String!]): AnalyticsStub!
+    deleteAnalyticsInstallation(id: ID!): AnalyticsStub!
+    hideAnalyticsInstallation(id: ID!): AnalyticsStub!
+    unhideAnalyticsInstallation(id: ID!): AnalyticsStub!
+    createAnalyticsFunnel(installationId: ID!, name: String!, steps: [AnalyticsFunnelStepInput!]!, windowSeconds: Int): AnalyticsStub!
+    updateAnalyticsFunnel(id: ID!, name: String, steps: [AnalyticsFunnelStepInput!], windowSeconds: Int): AnalyticsStub!
+    deleteAnalyticsFunnel(id: ID!): AnalyticsStub!
     "Test-only: always rate limited."
     burst: Boolean!
     "Test-only: fails with an unexpected error."

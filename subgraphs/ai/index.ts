@@ -1,3 +1,4 @@
+import { requestContextOf } from '../../core/context';
 import { defineSubgraph, startSubgraph, type PlatformRuntime } from '../../core/subgraph';
 import { serviceInfoResolver } from '../../core/subgraph/service-info';
 import { createManagementResolvers, createManagementServices, MANAGEMENT_RESOLVERS, type ManagementServices } from './management';
@@ -27,6 +28,13 @@ export const aiSubgraph = defineSubgraph<AiServices>({
     return { proxy, management: createManagementServices({ ...deps, playground: proxy.playground }) };
   },
   createResolvers: (services) => [new AiServiceInfoResolver(), ...createManagementResolvers(services.management)],
+  internalRoutes: (services) => ({
+    /**
+     * `{ workspaceId, poolId | upstreamId, model, system?, prompt, maxTokens? }` → `{ text, inputTokens, outputTokens }`:
+     * a workflow's ai-chat step (the worker, no principal), sent and metered like a playground chat.
+     */
+    'workflows/chat': async ({ body, envelope }) => services.management.playground.workflowChat(requestContextOf(envelope), body),
+  }),
   rawHttp: (services) => services.proxy.routes,
   onStop: (services) => services.proxy.close(),
 });

@@ -79,6 +79,13 @@ export const computeSubgraph = defineSubgraph<ComputeServices, ComputeLoaders>({
   createServices: createComputeServices,
   createResolvers: (services) => [new ComputeServiceInfoResolver(), new SandboxResolver(services.sandboxes, services.io), new SnapshotResolver(services.snapshots)],
   createLoaders: (services) => ({ services }),
+  internalRoutes: (services) => ({
+    /**
+     * `{ workspaceId, sandboxId, command, timeoutSeconds? }` → `{ exitCode, stdout, stderr, timedOut }`:
+     * a workflow's sandbox-exec step (the worker, no principal), run as POST /sandboxes/{id}/exec runs it.
+     */
+    'workflows/sandbox-exec': async ({ body, envelope }) => services.io.execForWorkflow(requestContextOf(envelope), body),
+  }),
   // Ports added to sandboxes, proxied here from the gateway's /v1/sandboxes/{id}/ports/{port}/proxy/.
   rawHttp: (services) =>
     createPortProxy({

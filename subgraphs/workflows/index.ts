@@ -14,6 +14,7 @@ import { MetricsService } from './api/metrics.service';
 import { TriggerRegistrar } from './api/triggers';
 import { WorkflowResolver } from './api/workflow.resolver';
 import { WorkflowService } from './api/workflow.service';
+import { ReplyWaiter } from './engine/replies';
 import { ExecutionStarter } from './executions/execution-starter';
 import { createNodeRegistry } from './nodes';
 import type { NodeRegistry } from './nodes/types';
@@ -44,6 +45,8 @@ export interface WorkflowServices {
   executions: ExecutionService;
   metrics: MetricsService;
   catalog: CatalogService;
+  /** This process's reply channel: webhook routes and execute with wait hear their executions' answers on it. */
+  replies: ReplyWaiter;
   /** The webhook trigger routes (/webhooks/v1/{workflowId}/{nodeId}[/*]), served as the subgraph's raw routes. */
   webhooks: WebhookRoutes;
   close(): Promise<void>;
@@ -63,13 +66,15 @@ export function createWorkflowServices(deps: SubgraphDeps): WorkflowServices {
     publicUrl: config.publicUrl,
     onTriggersChanged: (workflowId) => pubsub.publish(TOPICS.workflowTriggersChanged, { workflowId }),
   });
-  const executions = new ExecutionService({ dataSource, registry, starter, queue, pubsub, workflows, logger });
+  const replies = new ReplyWaiter(pubsub);
+  const executions = new ExecutionService({ dataSource, registry, starter, queue, pubsub, workflows, logger, replies });
   const metrics = new MetricsService(dataSource, workflows);
   const catalog = new CatalogService(registry, config.workflows.trustedPlugins);
-  const webhooks = createWebhookRoutes({ dataSource, pubsub, starter, config, logger: logger.child({ component: 'webhooks' }) });
+  const webhooks = createWebhookRoutes({ dataSource, replies, starter, config, logger: logger.child({ component: 'webhooks' }) });
   // Every process's webhook routes drop a workflow's cached registration when its triggers change.
   const stopListening = pubsub.on<{ workflowId: string }>(TOPICS.workflowTriggersChanged, (event) => webhooks.invalidate(event.workflowId));
   return {
+    replies,
     webhooks,
     config,
     dataSource,
@@ -86,6 +91,7 @@ export function createWorkflowServices(deps: SubgraphDeps): WorkflowServices {
     catalog,
     async close() {
       stopListening();
+      replies.close();
       await queue.close().catch(() => undefined);
     },
   };

@@ -73,11 +73,16 @@ export async function removeDeploymentContainers(platform: TestPlatform): Promis
   if (ids.length) await exec('docker', ['rm', '-f', '-v', ...ids]).catch(() => undefined);
 }
 
+/**
+ * Removes the snapshot tags of these workspaces. By tag, not by image id: a snapshot made from an
+ * image (`snapshot.from-image`) is a second tag of that image, and removing the id would take the
+ * test image itself (platform/busybox:latest) with it.
+ */
 export async function removeSnapshotImages(workspaceIds: string[]): Promise<void> {
   for (const ws of workspaceIds) {
-    const { stdout } = await exec('docker', ['images', '-q', `platform-snapshots/${ws.toLowerCase()}`]).catch(() => ({ stdout: '' }));
-    const ids = [...new Set(stdout.split('\n').filter(Boolean))];
-    if (ids.length) await exec('docker', ['rmi', '-f', ...ids]).catch(() => undefined);
+    const { stdout } = await exec('docker', ['images', '--format', '{{.Repository}}:{{.Tag}}', `platform-snapshots/${ws.toLowerCase()}`]).catch(() => ({ stdout: '' }));
+    const refs = [...new Set(stdout.split('\n').filter(Boolean))];
+    if (refs.length) await exec('docker', ['rmi', '-f', ...refs]).catch(() => undefined);
   }
 }
 

@@ -5,7 +5,7 @@ import { WORKFLOW_JOBS } from '../../core/queues';
 import { startTestPlatform, type TestPlatform } from '../harness';
 import { eventually, rest } from '../helpers';
 import { TEST_REDIS_URL } from '../services';
-import { SIMPLE_GRAPH, createWorkflow, insertExecution, insertStep, json, setUpWorkflowTest, sharedWorkspace, type WorkflowTestEnv } from './api-support';
+import { SIMPLE_GRAPH, SLEEPY_GRAPH, createWorkflow, insertExecution, insertStep, json, setUpWorkflowTest, sharedWorkspace, type WorkflowTestEnv } from './api-support';
 
 jest.setTimeout(60_000);
 
@@ -29,7 +29,8 @@ afterAll(async () => {
 
 describe('execute', () => {
   it('queues a manual execution (202) on the workflows queue, from the manual trigger', async () => {
-    const wf = await createWorkflow(platform, t.alice);
+    // A graph that ends in a long wait, so its job is still there to look at.
+    const wf = await createWorkflow(platform, t.alice, { name: 'sleepy', ...SLEEPY_GRAPH });
     const response = await rest(platform, 'POST', `/workflows/${wf.id}/execute`, { input: { order: 7 } }, t.alice.auth);
     expect(response.status).toBe(202);
     const execution = await json(response);
@@ -37,9 +38,10 @@ describe('execute', () => {
     const job = await t.queue.getJob(execution.id);
     expect(job).toBeTruthy();
     expect(job!.name).toBe(WORKFLOW_JOBS.execute);
-    expect(job!.data).toEqual({ executionId: execution.id });
+    // The job carries the execution (definition and input are small), so its first run reads nothing.
+    expect(job!.data).toEqual({ executionId: execution.id, run: expect.objectContaining({ workflowId: execution.workflowId, mode: 'manual', definition: expect.objectContaining({ nodes: expect.any(Array) }) }) });
     const row = await t.pg.query('SELECT workflow_id, definition FROM workflows.executions WHERE id = $1', [execution.id]);
-    expect(row.rows[0]).toMatchObject({ workflow_id: wf.id, definition: { nodes: SIMPLE_GRAPH.nodes, connections: SIMPLE_GRAPH.connections } });
+    expect(row.rows[0]).toMatchObject({ workflow_id: wf.id, definition: { nodes: SLEEPY_GRAPH.nodes, connections: SLEEPY_GRAPH.connections } });
   });
 
   it('with wait answers the finished execution with its steps', async () => {
@@ -62,7 +64,7 @@ describe('execute', () => {
 
   it('execute-in-memory validates the unsaved definition and runs it in the X-Workspace-ID workspace', async () => {
     const shared = await sharedWorkspace(platform, t.mallory, t.alice, 'member');
-    const response = await rest(platform, 'POST', '/workflows/execute-in-memory', { name: 'scratch', ...SIMPLE_GRAPH, input: { x: 1 } }, { ...t.alice.auth, 'x-workspace-id': shared });
+    const response = await rest(platform, 'POST', '/workflows/execute-in-memory', { name: 'scratch', ...SLEEPY_GRAPH, input: { x: 1 } }, { ...t.alice.auth, 'x-workspace-id': shared });
     expect(response.status).toBe(202);
     const execution = await json(response);
     expect(execution).toMatchObject({ workflowId: null, workspaceId: shared, mode: 'in_memory', status: 'queued', triggerNodeId: 'start', input: { x: 1 } });
@@ -74,6 +76,48 @@ describe('execute', () => {
     const invalid = await rest(platform, 'POST', '/workflows/execute-in-memory', { nodes: [{ id: 'q', type: 'unknown-type', name: 'Q', parameters: {} }] }, t.alice.auth);
     expect(invalid.status).toBe(400);
     expect((await json(invalid)).error.details).toMatchObject({ nodeId: 'q', field: 'type' });
+  });
+
+  it('in-memory executions are listed, read and cancelled under the workflow id `in-memory`, per workspace', async () => {
+    const shared = await sharedWorkspace(platform, t.mallory, t.alice, 'member');
+    const inShared = await json(await rest(platform, 'POST', '/workflows/execute-in-memory', SIMPLE_GRAPH, { ...t.alice.auth, 'x-workspace-id': shared }));
+    const personal = await json(await rest(platform, 'POST', '/workflows/execute-in-memory', SIMPLE_GRAPH, t.alice.auth));
+
+    const read = await rest(platform, 'GET', `/workflows/in-memory/executions/${inShared.id}`, undefined, t.alice.auth);
+    expect(read.status).toBe(200);
+    expect(await json(read)).toMatchObject({ id: inShared.id, workflowId: null, workspaceId: shared, mode: 'in_memory' });
+    const listed = await json(await rest(platform, 'GET', '/workflows/in-memory/executions', undefined, { ...t.alice.auth, 'x-workspace-id': shared }));
+    expect(listed.data.map((e: any) => e.id)).toContain(inShared.id);
+    expect(listed.data.map((e: any) => e.id)).not.toContain(personal.id);
+    expect(listed.data.every((e: any) => e.workspaceId === shared && e.workflowId === null)).toBe(true);
+
+    // Another workspace's: 404 to read, list or cancel.
+    expect((await rest(platform, 'GET', `/workflows/in-memory/executions/${personal.id}`, undefined, t.mallory.auth)).status).toBe(404);
+    expect((await rest(platform, 'GET', '/workflows/in-memory/executions', undefined, { ...t.mallory.auth, 'x-workspace-id': t.alice.workspaceId })).status).toBe(404);
+    expect((await rest(platform, 'POST', `/workflows/in-memory/executions/${personal.id}/cancel`, undefined, t.mallory.auth)).status).toBe(404);
+    // A saved workflow's execution is not an in-memory one.
+    const wf = await createWorkflow(platform, t.alice);
+    const saved = await json(await rest(platform, 'POST', `/workflows/${wf.id}/execute`, {}, t.alice.auth));
+    expect((await rest(platform, 'GET', `/workflows/in-memory/executions/${saved.id}`, undefined, t.alice.auth)).status).toBe(404);
+    expect((await rest(platform, 'GET', `/workflows/in-memory/executions/not-an-id`, undefined, t.alice.auth)).status).toBe(404);
+
+    // A waiting one (a 1-hour wait): cancel wakes its delayed job, which ends it cancelled at once.
+    const napping = await json(await rest(platform, 'POST', '/workflows/execute-in-memory', SLEEPY_GRAPH, t.alice.auth));
+    await eventually(async () => (await json(await rest(platform, 'GET', `/workflows/in-memory/executions/${napping.id}`, undefined, t.alice.auth))).status === 'waiting' || undefined, 10_000, 'the execution to wait');
+    const cancelled = await rest(platform, 'POST', `/workflows/in-memory/executions/${napping.id}/cancel`, undefined, t.alice.auth);
+    expect(cancelled.status).toBe(200);
+    const ended = await eventually(
+      async () => {
+        const row = await json(await rest(platform, 'GET', `/workflows/in-memory/executions/${napping.id}`, undefined, t.alice.auth));
+        return row.status === 'cancelled' ? row : undefined;
+      },
+      10_000,
+      'the waiting execution to be cancelled',
+    );
+    expect(ended.error).toMatch(/cancel/i);
+    // Finished ones: 409 naming the status.
+    const finished = await rest(platform, 'POST', `/workflows/in-memory/executions/${napping.id}/cancel`, undefined, t.alice.auth);
+    expect(finished.status).toBe(409);
   });
 });
 

@@ -21,6 +21,12 @@ export const SIMPLE_GRAPH = {
   connections: [{ from: 'start', to: 'shape' }],
 };
 
+/** SIMPLE_GRAPH, then a 1-hour wait: its job stays in the queue (delayed), to be looked at. */
+export const SLEEPY_GRAPH = {
+  nodes: [...SIMPLE_GRAPH.nodes, { id: 'nap', type: 'wait', name: 'Nap', parameters: { seconds: 3600 } }],
+  connections: [...SIMPLE_GRAPH.connections, { from: 'shape', to: 'nap' }],
+};
+
 /** Webhook (with a path suffix and header auth) and schedule triggers, both feeding a set node. */
 export const TRIGGER_GRAPH = {
   nodes: [

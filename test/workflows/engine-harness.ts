@@ -21,8 +21,8 @@ export interface EngineTestEnv {
   starter: ExecutionStarter;
   /** Inserts a workflow row (deployed when asked) and returns its id. */
   insertWorkflow(graph: { nodes: WorkflowNode[]; connections: WorkflowConnection[]; settings?: WorkflowSettings }, deployed?: boolean): Promise<string>;
-  /** Starts an execution of a graph (manual mode, from its first node). */
-  start(graph: { nodes: WorkflowNode[]; connections: WorkflowConnection[]; settings?: WorkflowSettings }, input?: unknown, workflowId?: string | null): Promise<string>;
+  /** Starts an execution of a graph (manual mode, from its first node; `id`: chosen by the caller, e.g. to subscribe to its events first). */
+  start(graph: { nodes: WorkflowNode[]; connections: WorkflowConnection[]; settings?: WorkflowSettings }, input?: unknown, workflowId?: string | null, id?: string): Promise<string>;
   execution(id: string): Promise<Record<string, any>>;
   steps(id: string): Promise<Array<Record<string, any>>>;
   /** Waits until the execution has one of the statuses. */
@@ -50,8 +50,9 @@ export async function createEngineTestEnv(): Promise<EngineTestEnv> {
     db,
     starter,
     insertWorkflow,
-    async start(graph, input = {}, workflowId = null) {
+    async start(graph, input = {}, workflowId = null, id) {
       const e = await starter.start({
+        id,
         workspaceId: WORKSPACE,
         workflowId,
         workflowVersion: workflowId ? 1 : null,

@@ -1,6 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { TOPICS } from '../../core/pubsub';
+import { onExecutionEvents } from '../../subgraphs/workflows/engine/events';
+import { ID_PREFIX, newId } from '../../core/ids';
 import { WORKFLOW_JOBS } from '../../core/queues';
 import { startWorker, type RunningWorker } from '../../worker';
 import { WORKFLOW_PROCESSORS, WORKFLOW_QUEUE_OPTIONS } from '../../worker/processors/workflows';
@@ -44,8 +46,11 @@ describe('workflow engine (worker tier)', () => {
       connections: [...chain('trigger', 'set', 'if', 'code'), { from: 'if', fromOutput: 1, to: 'never' }],
     };
     const events: any[] = [];
-    const id = await t.start(graph, { name: 'ada' });
-    const off = t.env.runtime.pubsub.on(TOPICS.workflowExecution, (e) => events.push(e), id);
+    // Subscribed before the start (the engine publishes each write's events once, as one message).
+    const id = newId(ID_PREFIX.execution);
+    const off = onExecutionEvents(t.env.runtime.pubsub, id, (e) => events.push(e));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await t.start(graph, { name: 'ada' }, null, id);
     const done = await t.until(id, ['succeeded', 'failed']);
     off();
     expect(done.status).toBe('succeeded');

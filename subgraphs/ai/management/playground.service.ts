@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { requireWorkspaceRole } from '../../../core/access';
 import type { RequestContext } from '../../../core/context';
 import { NotFoundError, ValidationError } from '../../../core/errors';
 import type { ChatMessage, ContentPart } from '../protocol';
@@ -6,7 +7,8 @@ import type { PlaygroundEngine, PlaygroundRouting } from './playground';
 import type { AiPlaygroundChatArgs, AiPlaygroundChatResult, AiPlaygroundEmbeddingsArgs, AiPlaygroundEmbeddingsResult } from './playground.types';
 import type { PoolService } from './pools.service';
 import type { UpstreamService } from './upstreams.service';
-import { intInRange, optionalId } from './validation';
+import { intInRange, optionalId, requireModel } from './validation';
+import { parseWorkflowChatInput, type WorkflowChatResult } from './workflow-chat';
 
 const MAX_MESSAGES = 256;
 const MAX_TEXT_CHARS = 1_000_000;
@@ -27,7 +29,31 @@ export class PlaygroundService {
   constructor(private readonly o: PlaygroundServiceOptions) {}
 
   async chat(ctx: RequestContext, args: AiPlaygroundChatArgs): Promise<AiPlaygroundChatResult> {
-    const routing = await this.route(ctx, args);
+    return this.sendChat(await this.route(ctx, args), args);
+  }
+
+  /**
+   * A workflow's ai-chat step (internal route `workflows/chat`): one user message, sent like a
+   * playground chat, so its usage row and metering go to the workspace. The caller is the
+   * platform acting for an execution of `workspaceId`, not a user: the pool or upstream must
+   * belong to that workspace (404 otherwise). A signed user principal, if one ever comes, must
+   * also be a member there.
+   */
+  async workflowChat(ctx: RequestContext, body: unknown): Promise<WorkflowChatResult> {
+    const input = parseWorkflowChatInput(body);
+    if (ctx.principal) requireWorkspaceRole(ctx, input.workspaceId, 'member');
+    const target = input.poolId ? await this.o.pools.loadInWorkspace(input.workspaceId, input.poolId) : await this.o.upstreams.loadInWorkspace(input.workspaceId, input.upstreamId!);
+    const routing: PlaygroundRouting = {
+      workspaceId: target.workspaceId,
+      ...(input.poolId ? { poolId: input.poolId } : { upstreamId: input.upstreamId }),
+      requestId: newRequestId('req_wf'),
+      userId: ctx.principal?.userId ?? null,
+    };
+    const answer = await this.sendChat(routing, { model: input.model, system: input.system, messages: [{ role: 'user', content: input.prompt }], maxTokens: input.maxTokens });
+    return { text: answer.text, inputTokens: answer.usage.inputTokens, outputTokens: answer.usage.outputTokens };
+  }
+
+  private async sendChat(routing: PlaygroundRouting, args: Pick<AiPlaygroundChatArgs, 'model' | 'messages' | 'system' | 'maxTokens' | 'temperature'>): Promise<AiPlaygroundChatResult> {
     const { system, messages } = parseMessages(args.messages, args.system);
     const temperature = args.temperature ?? undefined;
     if (temperature !== undefined && !(temperature >= 0 && temperature <= 2)) throw new ValidationError('temperature must be from 0 to 2', { field: 'temperature' });
@@ -65,15 +91,15 @@ export class PlaygroundService {
     return {
       workspaceId: target.workspaceId,
       ...(poolId ? { poolId } : { upstreamId }),
-      requestId: `req_pg_${randomBytes(12).toString('base64url')}`,
+      requestId: newRequestId('req_pg'),
       userId: ctx.principal?.userId ?? null,
     };
   }
 }
 
-function requireModel(value: unknown): string {
-  if (typeof value !== 'string' || !value.trim() || value.length > 256) throw new ValidationError('model must be a model name of 1 to 256 characters', { field: 'model' });
-  return value.trim();
+/** The id the usage row (and conversation, if stored) is written under: `<prefix>_<random>`, unique per call. */
+function newRequestId(prefix: 'req_pg' | 'req_wf'): string {
+  return `${prefix}_${randomBytes(12).toString('base64url')}`;
 }
 
 /**

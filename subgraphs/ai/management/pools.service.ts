@@ -132,6 +132,16 @@ export class PoolService {
     return pool;
   }
 
+  /**
+   * The pool row if it belongs to `workspaceId`; 404 otherwise, as for one that does not exist.
+   * For the platform's own callers (a workflow step), which carry no principal.
+   */
+  async loadInWorkspace(workspaceId: string, id: string): Promise<PoolEntity> {
+    const pool = hasPrefix(id, ID_PREFIX.pool) ? await this.o.pools.findById(id) : null;
+    if (!pool || pool.workspaceId !== workspaceId) throw new NotFoundError('Pool', id);
+    return pool;
+  }
+
   private async remove(ctx: RequestContext, poolId: string, member: { upstreamId: string } | { platformModelId: string }, what: string): Promise<AiPool> {
     const pool = await this.load(ctx, poolId, 'member');
     if (!(await this.o.pools.removeMember(pool.id, member))) throw new NotFoundError(what, pool.id);

@@ -173,6 +173,16 @@ export class UpstreamService {
     return row;
   }
 
+  /**
+   * The upstream row if it belongs to `workspaceId`; 404 otherwise, as for one that does not
+   * exist. For the platform's own callers (a workflow step), which carry no principal.
+   */
+  async loadInWorkspace(workspaceId: string, id: string): Promise<UpstreamEntity> {
+    const row = hasPrefix(id, ID_PREFIX.upstream) ? await this.o.upstreams.findById(id) : null;
+    if (!row || row.workspaceId !== workspaceId) throw new NotFoundError('Upstream', id);
+    return row;
+  }
+
   toApi(row: UpstreamEntity): AiUpstream {
     return toAiUpstream(row, this.o.vault.hint(row.id, row.credentialCiphertext));
   }

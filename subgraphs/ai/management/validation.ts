@@ -63,6 +63,12 @@ export function parseApiKey(value: unknown, field = 'apiKey'): string {
 export const MAX_MODELS = 200;
 const MODEL_NAME_MAX = 256;
 
+/** One model name of 1 to 256 characters (trimmed). */
+export function requireModel(value: unknown, field = 'model'): string {
+  if (typeof value !== 'string' || !value.trim() || value.length > MODEL_NAME_MAX) throw new ValidationError(`${field} must be a model name of 1 to ${MODEL_NAME_MAX} characters`, { field });
+  return value.trim();
+}
+
 export function parseModels(value: unknown, field = 'models'): string[] {
   if (value === null || value === undefined) return [];
   if (!Array.isArray(value)) throw new ValidationError(`${field} must be an array of model names`, { field });

@@ -1,3 +1,4 @@
+import { requireWorkspaceRole } from '../../../core/access';
 import type { RequestContext } from '../../../core/context';
 import type { ComputeConfig } from '../../../core/config';
 import { NotFoundError, UnauthenticatedError, ValidationError } from '../../../core/errors';
@@ -27,6 +28,7 @@ import type {
   WriteFilesArgs,
   WriteFilesResult,
 } from './sandbox.types';
+import { parseWorkflowExecInput, type WorkflowExecResult } from './workflow-exec';
 
 export interface SandboxIoServiceOptions {
   sandboxes: SandboxRepository;
@@ -50,7 +52,25 @@ export class SandboxIoService {
   constructor(private readonly o: SandboxIoServiceOptions) {}
 
   async exec(ctx: RequestContext, args: ExecArgs): Promise<ExecResult> {
-    const sandbox = await this.running(ctx, args.id, 'exec');
+    return this.execIn(await this.running(ctx, args.id, 'exec'), args);
+  }
+
+  /**
+   * A workflow step's command (internal route `workflows/sandbox-exec`), run like `exec`. The
+   * caller is the platform acting for an execution of `workspaceId`, not a user: the sandbox must
+   * belong to that workspace (404 otherwise) and be running (409). A signed user principal, if
+   * one ever comes, must also be a member there.
+   */
+  async execForWorkflow(ctx: RequestContext, body: unknown): Promise<WorkflowExecResult> {
+    const input = parseWorkflowExecInput(body, this.o.config.execMaxTimeoutSeconds);
+    if (ctx.principal) requireWorkspaceRole(ctx, input.workspaceId, 'member');
+    const sandbox = await this.o.lifecycle.loadInWorkspace(input.workspaceId, input.sandboxId);
+    this.o.lifecycle.requireState(sandbox, 'exec');
+    const result = await this.execIn(sandbox, { id: sandbox.id, command: input.command, timeout: input.timeoutSeconds });
+    return { exitCode: result.exitCode, stdout: result.stdout, stderr: result.stderr, timedOut: result.timedOut };
+  }
+
+  private async execIn(sandbox: SandboxEntity, args: ExecArgs): Promise<ExecResult> {
     const options = this.execOptions(args);
     const result = await mapRuntimeErrors(sandbox.id, () => this.o.runtime.exec(sandbox.containerId!, options));
     return {

@@ -232,6 +232,17 @@ export class SandboxService {
     return sandbox;
   }
 
+  /**
+   * The sandbox if it belongs to `workspaceId`; 404 otherwise, the same answer as for one that
+   * does not exist. For the platform's own callers (a workflow step), which carry no principal:
+   * their route has already been reached with the internal signature.
+   */
+  async loadInWorkspace(workspaceId: string, id: string): Promise<SandboxEntity> {
+    const sandbox = hasPrefix(id, ID_PREFIX.sandbox) ? await this.o.sandboxes.findById(id) : null;
+    if (!sandbox || sandbox.workspaceId !== workspaceId) throw new NotFoundError('Sandbox', id);
+    return sandbox;
+  }
+
   requireState(sandbox: SandboxEntity, operation: SandboxOperation): void {
     if (!(ALLOWED_FROM[operation] as readonly string[]).includes(sandbox.status)) {
       throw new InvalidStateError(`sandbox ${sandbox.id}`, sandbox.status, OPERATION_WORDS[operation] ?? operation);

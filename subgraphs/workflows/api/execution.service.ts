@@ -1,14 +1,17 @@
 import type { Queue } from 'bullmq';
-import { In, type DataSource } from 'typeorm';
+import { In, IsNull, type DataSource, type FindOperator } from 'typeorm';
 import { requireUser, requireWorkspaceRole, selectWorkspaceId } from '../../../core/access';
 import type { RequestContext } from '../../../core/context';
 import { InvalidStateError, NotFoundError, ValidationError } from '../../../core/errors';
-import { ID_PREFIX, hasPrefix } from '../../../core/ids';
+import { ID_PREFIX, hasPrefix, newId } from '../../../core/ids';
 import type { Logger } from '../../../core/logger';
 import { pageResult, toPage, type PageResult } from '../../../core/pagination';
 import { TOPICS, type PlatformPubSub } from '../../../core/pubsub';
+import { dedupeKey, flattenExecutionEvents, watchExecution } from '../engine/events';
+import type { ReplyWaiter } from '../engine/replies';
 import type { ExecutionStarter, StartExecutionInput } from '../executions/execution-starter';
-import { EXECUTION_STATUSES, ExecutionEntity, ExecutionStepEntity, type ExecutionStatus, type WorkflowEntity } from '../model/entities';
+import { EXECUTION_STATUSES, ExecutionEntity, ExecutionStepEntity, type ExecutionStatus } from '../model/entities';
+import type { WorkspaceRole } from '../../../core/principal';
 import { FINISHED_STATUSES, type ExecutionEvent } from '../model/events';
 import type { NodeRegistry } from '../nodes/types';
 import { toExecution, triggersOf } from './workflow.mapper';
@@ -21,6 +24,20 @@ export interface CancelRequestedSignal {
   type: 'cancel-requested';
   executionId: string;
   at: string;
+}
+
+/**
+ * The workflow id under which executions of unsaved definitions (execute-in-memory) are listed,
+ * read and cancelled: `GET /workflows/in-memory/executions[/{executionId}]` (list: the workspace
+ * X-Workspace-ID selects), `POST /workflows/in-memory/executions/{executionId}/cancel`.
+ */
+export const IN_MEMORY_WORKFLOW_ID = 'in-memory';
+
+/** The list filter of in-memory executions in the selected workspace (viewer role). */
+function inMemoryScope(ctx: RequestContext): { workflowId: FindOperator<string>; workspaceId: string } {
+  const workspaceId = selectWorkspaceId(ctx);
+  requireWorkspaceRole(ctx, workspaceId, 'viewer');
+  return { workflowId: IsNull(), workspaceId };
 }
 
 export const DEFAULT_WAIT_SECONDS = 30;
@@ -39,10 +56,11 @@ export interface ExecutionServiceOptions {
   pubsub: PlatformPubSub;
   workflows: WorkflowService;
   logger: Logger;
+  /** This process's reply channel (execute with wait). */
+  replies: ReplyWaiter;
 }
 
 const isFinished = (status: ExecutionStatus) => FINISHED_STATUSES.includes(status);
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, ms)));
 
 /** Starting, reading, cancelling and following executions. Executing needs the member role, reading the viewer role. */
 export class ExecutionService {
@@ -95,40 +113,31 @@ export class ExecutionService {
   }
 
   private async start(input: StartExecutionInput, waitMs: number | null): Promise<WorkflowExecution> {
-    const execution = await this.o.starter.start(input);
-    if (waitMs === null) return toExecution(execution);
-    return this.waitForEnd(execution.id, waitMs);
-  }
-
-  /**
-   * Waits for the execution's final status event (or the deadline), then answers the row as it
-   * is. The row is read right after subscribing and then at least every second, so an event
-   * published before the subscription took hold is never waited for in vain.
-   */
-  async waitForEnd(executionId: string, timeoutMs: number): Promise<WorkflowExecution> {
-    const deadline = Date.now() + timeoutMs;
-    let signalled = false;
+    if (waitMs === null) return toExecution(await this.o.starter.start(input));
+    // The engine sends the final status to this process's reply channel once it is committed.
+    const executionId = newId(ID_PREFIX.execution);
+    let finished = false;
     let wake: () => void = () => undefined;
-    let woken = new Promise<void>((resolve) => (wake = resolve));
-    const off = this.o.pubsub.on<ExecutionEvent>(
-      TOPICS.workflowExecution,
-      (event) => {
-        if (event?.type === 'status' && isFinished(event.status)) {
-          signalled = true;
-          wake();
-        }
-      },
-      executionId,
-    );
+    const off = this.o.replies.on(executionId, (reply) => {
+      if (reply.kind === 'finished') {
+        finished = true;
+        wake();
+      }
+    });
     try {
+      await this.o.replies.ready;
+      await this.o.starter.start({ ...input, id: executionId, reply: this.o.replies.request('finish') });
+      const deadline = Date.now() + waitMs;
+      // The row is read first and then at least every second, so a reply that went astray costs at most a second.
       for (;;) {
         const row = await this.repo.findOneBy({ id: executionId });
         if (!row) throw new NotFoundError('Execution', executionId);
         const remaining = deadline - Date.now();
         if (isFinished(row.status) || remaining <= 0) return toExecution(row, await this.steps(row.id));
-        // After the final event, the row may lag a moment behind it (published, then committed).
-        await Promise.race([signalled ? sleep(Math.min(100, remaining)) : woken, sleep(Math.min(1000, remaining))]);
-        if (!signalled) woken = new Promise<void>((resolve) => (wake = resolve));
+        if (!finished) await new Promise<void>((resolve) => {
+          wake = resolve;
+          setTimeout(resolve, Math.min(1000, remaining));
+        });
       }
     } finally {
       off();
@@ -136,14 +145,15 @@ export class ExecutionService {
   }
 
   async list(ctx: RequestContext, args: ListExecutionsArgs): Promise<PageResult<WorkflowExecution>> {
-    const workflow = await this.o.workflows.load(ctx, args.id, 'viewer');
+    // `in-memory`: the selected workspace's executions of unsaved definitions (execute-in-memory).
+    const scope = args.id === IN_MEMORY_WORKFLOW_ID ? inMemoryScope(ctx) : { workflowId: (await this.o.workflows.load(ctx, args.id, 'viewer')).id };
     const page = toPage(args);
     if (args.status && !(EXECUTION_STATUSES as readonly string[]).includes(args.status)) {
       throw new ValidationError(`status must be one of ${EXECUTION_STATUSES.join(', ')}`, { field: 'status' });
     }
     const [rows, total] = await this.repo.findAndCount({
       select: LIST_COLUMNS,
-      where: { workflowId: workflow.id, ...(args.status ? { status: args.status as ExecutionStatus } : {}) },
+      where: { ...scope, ...(args.status ? { status: args.status as ExecutionStatus } : {}) },
       order: { createdAt: 'DESC', id: 'DESC' },
       skip: page.offset,
       take: page.limit,
@@ -152,8 +162,7 @@ export class ExecutionService {
   }
 
   async get(ctx: RequestContext, args: ExecutionIdArgs): Promise<WorkflowExecution> {
-    const workflow = await this.o.workflows.load(ctx, args.id, 'viewer');
-    const row = await this.loadOf(workflow, args.executionId);
+    const row = await this.loadFor(ctx, args, 'viewer');
     return toExecution(row, await this.steps(row.id));
   }
 
@@ -163,9 +172,8 @@ export class ExecutionService {
    * is 409.
    */
   async cancel(ctx: RequestContext, args: ExecutionIdArgs): Promise<WorkflowExecution> {
-    const workflow = await this.o.workflows.load(ctx, args.id, 'member');
     const { executionId } = args;
-    await this.loadOf(workflow, executionId);
+    await this.loadFor(ctx, args, 'member');
     const at = new Date();
     const queued = await this.repo.update({ id: executionId, status: 'queued' }, { status: 'cancelled', cancelRequested: true, finishedAt: at, error: 'Cancelled' });
     if (queued.affected) {
@@ -177,9 +185,12 @@ export class ExecutionService {
       if (running.affected) {
         const signal: CancelRequestedSignal = { type: 'cancel-requested', executionId, at: at.toISOString() };
         this.o.pubsub.publish(TOPICS.workflowExecution, signal, executionId);
+        // A waiting execution's job sleeps (delayed) until the wait ends: wake it, so the engine ends it now.
+        const job = await this.o.queue.getJob(executionId).catch(() => undefined);
+        if (job && (await job.isDelayed().catch(() => false))) await job.promote().catch(() => undefined);
       }
     }
-    const row = await this.loadOf(workflow, executionId);
+    const row = await this.loadFor(ctx, args, 'member');
     if (isFinished(row.status) && !(queued.affected && row.status === 'cancelled')) throw new InvalidStateError('execution', row.status, 'cancel');
     return toExecution(row, await this.steps(row.id));
   }
@@ -191,11 +202,22 @@ export class ExecutionService {
     const found = await this.repo.findOne({ select: ['id', 'workspaceId'], where: { id: executionId } });
     if (!found || !ctx.principal!.memberships[found.workspaceId]) throw new NotFoundError('Execution', executionId);
     requireWorkspaceRole(ctx, found.workspaceId, 'viewer');
-    const source = this.o.pubsub.graphql.subscribe(TOPICS.workflowExecution, executionId) as AsyncIterable<ExecutionEvent>;
+    const source = this.o.pubsub.graphql.subscribe(TOPICS.workflowExecution, executionId) as AsyncIterable<ExecutionEvent | ExecutionEvent[]>;
+    // Engines publish only followed executions' events; the one running it resends its run's events so far.
+    const stopWatching = watchExecution(this.o.pubsub, executionId);
     const repo = this.repo;
+    const storedSteps = () => this.steps(executionId);
     return (async function* () {
       const iterator = source[Symbol.asyncIterator]();
       const first = iterator.next();
+      // A finished step is told once, whether it comes from the table, the resend or live.
+      const seen = new Set<string>();
+      const fresh = (event: ExecutionEvent): boolean => {
+        const key = event.type === 'step' && ['succeeded', 'failed', 'skipped'].includes(event.status) ? `step:${event.nodeId}:${event.status}` : dedupeKey(event);
+        if (seen.has(key)) return false;
+        seen.add(key);
+        return true;
+      };
       try {
         // Subscribed: an execution that ended before gets its final status now.
         const now = await repo.findOne({ select: ['id', 'status', 'error', 'finishedAt'], where: { id: executionId } });
@@ -203,26 +225,51 @@ export class ExecutionService {
           yield { type: 'status', executionId, nodeId: null, nodeType: null, status: now.status, error: now.error, durationMs: null, at: (now.finishedAt ?? new Date()).toISOString() };
           return;
         }
+        // Steps finished before the follow took hold (an earlier run's, or this run's first writes).
+        for (const step of await storedSteps()) {
+          if (step.status === 'running') continue;
+          const at = (step.finishedAt ?? step.startedAt).toISOString();
+          if (!fresh({ type: 'step', executionId, nodeId: step.nodeId, nodeType: step.nodeType, status: step.status, at })) continue;
+          yield { type: 'step', executionId, nodeId: step.nodeId, nodeType: step.nodeType, status: step.status, error: step.error ?? null, durationMs: step.durationMs ?? null, at };
+        }
         let pending = first;
         for (;;) {
           const next = await pending;
           if (next.done) return;
-          const event = next.value;
-          if (event?.type === 'step') {
-            yield { type: 'step', executionId, nodeId: event.nodeId, nodeType: event.nodeType, status: event.status, error: event.error ?? null, durationMs: event.durationMs ?? null, at: event.at };
-          } else if (event?.type === 'status') {
-            yield { type: 'status', executionId, nodeId: null, nodeType: null, status: event.status, error: event.error ?? null, durationMs: null, at: event.at };
-            if (isFinished(event.status)) return;
+          // The engine publishes the events a write recorded as one message (flattenExecutionEvents).
+          for (const event of flattenExecutionEvents(next.value) as ExecutionEvent[]) {
+            if (!event || (event.type !== 'step' && event.type !== 'status') || !fresh(event)) continue;
+            if (event.type === 'step') {
+              yield { type: 'step', executionId, nodeId: event.nodeId, nodeType: event.nodeType, status: event.status, error: event.error ?? null, durationMs: event.durationMs ?? null, at: event.at };
+            } else {
+              yield { type: 'status', executionId, nodeId: null, nodeType: null, status: event.status, error: event.error ?? null, durationMs: null, at: event.at };
+              if (isFinished(event.status)) return;
+            }
           }
           pending = iterator.next();
         }
       } finally {
+        stopWatching();
         await iterator.return?.();
       }
     })();
   }
 
-  private async loadOf(workflow: WorkflowEntity, executionId: string): Promise<ExecutionEntity> {
+  /**
+   * The execution `executionId` of workflow `id` the caller may act on with `role`; with `id` =
+   * `in-memory`, an execution of an unsaved definition, found in whichever workspace of the
+   * caller holds it. 404 for anything else, including another workspace's.
+   */
+  private async loadFor(ctx: RequestContext, args: ExecutionIdArgs, role: WorkspaceRole): Promise<ExecutionEntity> {
+    const { executionId } = args;
+    if (args.id === IN_MEMORY_WORKFLOW_ID) {
+      requireUser(ctx);
+      const row = hasPrefix(executionId, ID_PREFIX.execution) ? await this.repo.findOneBy({ id: executionId, workflowId: IsNull() }) : null;
+      if (!row || !ctx.principal!.memberships[row.workspaceId]) throw new NotFoundError('Execution', executionId);
+      requireWorkspaceRole(ctx, row.workspaceId, role);
+      return row;
+    }
+    const workflow = await this.o.workflows.load(ctx, args.id, role);
     if (!hasPrefix(executionId, ID_PREFIX.execution)) throw new NotFoundError('Execution', executionId);
     const row = await this.repo.findOneBy({ id: executionId, workflowId: workflow.id });
     if (!row) throw new NotFoundError('Execution', executionId);

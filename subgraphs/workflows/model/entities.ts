@@ -25,7 +25,7 @@ export interface WorkflowSettings {
   timeoutSeconds?: number;
   /** Attempts per step on error. @defaultValue 1 */
   retries?: number;
-  /** Executions of this workflow running at once; more wait queued. @defaultValue 10 */
+  /** Executions of this workflow running at once; more wait queued (worker/processors/workflows/concurrency.ts). @defaultValue unlimited (the workers' concurrency) */
   concurrency?: number;
 }
 

@@ -94,6 +94,12 @@ export interface NodeType {
   executor: NodeExecutor;
   /** Save-time checks beyond the JSON Schema (cron syntax, URLs…); `field` is relative to the node, e.g. `parameters.cron`. Added (optional). */
   validateParameters?(parameters: Record<string, unknown>): Array<{ field: string; message: string }>;
+  /**
+   * Running it again after a crash has no effect outside the execution (no I/O, no side effects,
+   * fast): the engine then writes its step together with the next write instead of around it
+   * (worker/processors/workflows/README.md). Leave it unset for anything that reaches out.
+   */
+  replayable?: boolean;
   /** The number of outputs for these parameters when `definition.outputs` is `dynamic` (switch: rules + 1). Added (optional). */
   outputCount?(parameters: Record<string, unknown>): number;
 }

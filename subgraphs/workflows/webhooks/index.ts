@@ -6,16 +6,16 @@ import { errorBody, readBody, sendError, sendJson } from '../../../core/http';
 import { ID_PREFIX, newId } from '../../../core/ids';
 import type { Logger } from '../../../core/logger';
 import { ENVELOPE_HEADER, type Envelope } from '../../../core/principal';
-import type { PlatformPubSub } from '../../../core/pubsub';
 import type { RawHttpRoutes } from '../../../core/subgraph';
-import { onExecutionEvents } from '../engine/events';
+import type { ReplyWaiter, WebhookResponse } from '../engine/replies';
 import type { ExecutionStarter } from '../executions/execution-starter';
 import type { WorkflowConnection, WorkflowNode, WorkflowSettings } from '../model/entities';
 import { verifyWebhookAuth, webhookRoute } from '../nodes';
 
 export interface WebhookDeps {
   dataSource: DataSource;
-  pubsub: PlatformPubSub;
+  /** This process's reply channel: the engine sends the answer there. */
+  replies: ReplyWaiter;
   starter: ExecutionStarter;
   config: { workflows: Pick<WorkflowsConfig, 'webhookMaxBodyBytes'> };
   logger: Logger;
@@ -41,12 +41,6 @@ interface Registration {
   path: string;
 }
 
-interface WebhookResponse {
-  status: number;
-  headers: Record<string, string>;
-  body: unknown;
-}
-
 const PREFIX = '/webhooks/';
 const DROPPED_HEADERS = new Set(['authorization', 'cookie', ENVELOPE_HEADER, 'proxy-authorization']);
 
@@ -59,7 +53,7 @@ const DROPPED_HEADERS = new Set(['authorization', 'cookie', ENVELOPE_HEADER, 'pr
  * checked every second while waiting, in case an event was missed.
  */
 export function createWebhookRoutes(deps: WebhookDeps): WebhookRoutes {
-  const { dataSource: db, pubsub, starter, logger } = deps;
+  const { dataSource: db, replies, starter, logger } = deps;
   const cacheTtlMs = deps.cacheTtlMs ?? 3000;
   const responseTimeoutMs = deps.responseTimeoutMs ?? 30_000;
   const cache = new Map<string, { at: number; value: Promise<Registration | null> }>();
@@ -141,8 +135,9 @@ export function createWebhookRoutes(deps: WebhookDeps): WebhookRoutes {
     const respond = typeof parameters.respond === 'string' ? parameters.respond : 'lastNode';
     const responseCode = typeof parameters.responseCode === 'number' ? parameters.responseCode : 200;
     const executionId = newId(ID_PREFIX.execution);
-    const start = () =>
+    const start = (reply?: ReturnType<ReplyWaiter['request']>) =>
       starter.start({
+        reply,
         id: executionId,
         workspaceId: reg.workspaceId,
         workflowId: reg.workflowId,
@@ -171,45 +166,48 @@ export function createWebhookRoutes(deps: WebhookDeps): WebhookRoutes {
     sendAnswer(res, { ...answer, status }, { 'x-request-id': requestId, 'x-execution-id': executionId });
   };
 
-  /** The execution's respond event, or, should it be missed, the answer its finished row implies; null after the timeout. */
-  const waitForAnswer = (executionId: string, start: () => Promise<unknown>, timeoutMs: number): Promise<WebhookResponse | null> =>
-    new Promise<WebhookResponse | null>((resolve, reject) => {
-      let settled = false;
-      let poll: NodeJS.Timeout | undefined;
-      const done = (value: WebhookResponse | null) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        clearTimeout(poll);
-        unsubscribe();
-        resolve(value);
-      };
-      const unsubscribe = onExecutionEvents(pubsub, executionId, (event) => {
-        if (event.type === 'respond') done(event.response);
-      });
-      const timer = setTimeout(() => done(null), timeoutMs);
-      const check = async () => {
-        if (settled) return;
-        const [row] = (await db.query(`SELECT status, output, error FROM workflows.executions WHERE id = $1`, [executionId]).catch(() => [])) as Array<{ status: string; output: unknown; error: string | null }>;
-        if (settled) return;
-        // Give the event a moment more: it is published before the row's final update commits… or was lost.
-        if (row?.status === 'succeeded') return void setTimeout(() => done({ status: 200, headers: {}, body: Array.isArray(row.output) ? (row.output[0] ?? {}) : (row.output ?? {}) }), 200);
-        if (row && (row.status === 'failed' || row.status === 'cancelled')) return void setTimeout(() => done({ status: 500, headers: {}, body: { error: row.error ?? row.status } }), 200);
-        poll = setTimeout(() => void check(), 1000);
-      };
-      start().then(
-        () => {
-          if (!settled) poll = setTimeout(() => void check(), 1000);
-        },
-        (err: unknown) => {
-          if (settled) return;
-          settled = true;
-          clearTimeout(timer);
-          unsubscribe();
-          reject(err);
-        },
-      );
+  /** The execution's answer on this process's reply channel, or, should it be missed, the answer its finished row implies; null after the timeout. */
+  const waitForAnswer = async (executionId: string, start: (reply: ReturnType<ReplyWaiter['request']>) => Promise<unknown>, timeoutMs: number): Promise<WebhookResponse | null> => {
+    let settled = false;
+    let poll: NodeJS.Timeout | undefined;
+    let timer: NodeJS.Timeout | undefined;
+    let resolveAnswer!: (value: WebhookResponse | null) => void;
+    const answer = new Promise<WebhookResponse | null>((resolve) => (resolveAnswer = resolve));
+    const done = (value: WebhookResponse | null) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      clearTimeout(poll);
+      off();
+      resolveAnswer(value);
+    };
+    // Registered before the start: a fast execution's answer must not come before anyone listens.
+    const off = replies.on(executionId, (reply) => {
+      if (reply.kind === 'respond') done(reply.response);
     });
+    const check = async () => {
+      if (settled) return;
+      const [row] = (await db.query(`SELECT status, output, error FROM workflows.executions WHERE id = $1`, [executionId]).catch(() => [])) as Array<{ status: string; output: unknown; error: string | null }>;
+      if (settled) return;
+      // Give the reply a moment more: it may be on its way… or lost.
+      if (row?.status === 'succeeded') return void setTimeout(() => done({ status: 200, headers: {}, body: Array.isArray(row.output) ? (row.output[0] ?? {}) : (row.output ?? {}) }), 200);
+      if (row && (row.status === 'failed' || row.status === 'cancelled')) return void setTimeout(() => done({ status: 500, headers: {}, body: { error: row.error ?? row.status } }), 200);
+      poll = setTimeout(() => void check(), 1000);
+    };
+    try {
+      await replies.ready;
+      await start(replies.request('respond'));
+    } catch (err) {
+      settled = true;
+      off();
+      throw err;
+    }
+    if (!settled) {
+      timer = setTimeout(() => done(null), timeoutMs);
+      poll = setTimeout(() => void check(), 1000);
+    }
+    return answer;
+  };
 
   return {
     prefix: PREFIX,

@@ -248,12 +248,13 @@ describe('compute worker', () => {
     // A sample newer than the sampler's last one (the engine may answer a cached one within the same second).
     const sample = { ...(await c.engine.stats(sandbox.containerId!)), at: new Date() };
     const previous = (await previousSamples(c, [sandbox.id])).get(sandbox.id) ?? null;
-    const count = async () => Number((await t.dataSource.query(`SELECT count(*) AS n FROM compute.usage_events WHERE sandbox_id = $1`, [created.id]))[0].n);
+    // This sample's rows only: the worker's own sampler keeps metering the sandbox meanwhile.
+    const count = async () => Number((await t.dataSource.query(`SELECT count(*) AS n FROM compute.usage_events WHERE sandbox_id = $1 AND period_end = $2`, [created.id, sample.at]))[0].n);
     const first = await recordSample(c, sandbox, sample, previous);
-    const before = await count();
     expect(first).toBeGreaterThan(0);
+    expect(await count()).toBe(first);
     expect(await recordSample(c, sandbox, sample, previous)).toBe(0);
-    expect(await count()).toBe(before);
+    expect(await count()).toBe(first);
   });
 
   it('reconciles: removes orphans of this deployment, leaves other deployments alone, fails a sandbox whose container vanished', async () => {

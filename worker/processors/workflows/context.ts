@@ -1,14 +1,15 @@
 import type { Queue } from 'bullmq';
 import type { DataSource } from 'typeorm';
-import { UnavailableError } from '../../../core/errors';
 import type { Logger } from '../../../core/logger';
 import { createQueue } from '../../../core/queues';
-import { createRedis } from '../../../core/redis';
+import { createRedis, type Redis } from '../../../core/redis';
 import { workflowsSubgraph } from '../../../subgraphs/workflows';
+import { WatchedExecutions } from '../../../subgraphs/workflows/engine/events';
 import { ExecutionStarter } from '../../../subgraphs/workflows/executions/execution-starter';
 import { createNodeRegistry } from '../../../subgraphs/workflows/nodes';
 import type { NodeRegistry, NodeServices } from '../../../subgraphs/workflows/nodes/types';
 import type { ProcessorContext } from '../types';
+import { internalNodeServices } from './node-services';
 
 /** What the workflow processors share within one worker process (built once, on first use). */
 export interface WorkflowsContext {
@@ -18,6 +19,10 @@ export interface WorkflowsContext {
   registry: NodeRegistry;
   starter: ExecutionStarter;
   services: NodeServices;
+  /** The worker's Redis connection for workflows (the queue's; concurrency slots). */
+  redis: Redis;
+  /** Executions someone follows: the engine publishes only their events. */
+  watched: WatchedExecutions;
 }
 
 const contexts = new WeakMap<ProcessorContext, Promise<WorkflowsContext>>();
@@ -37,29 +42,24 @@ async function build(ctx: ProcessorContext): Promise<WorkflowsContext> {
   const dataSource = await ctx.databases.get(workflowsSubgraph);
   const redis = createRedis(ctx.runtime.redisUrl);
   const queue: Queue = createQueue('workflows', redis, ctx.config.redisPrefix);
+  const watched = new WatchedExecutions(ctx.pubsub);
   ctx.onStop?.(async () => {
+    watched.close();
     await queue.close().catch(() => undefined);
     await redis.quit().catch(() => undefined);
   });
   // Schedules start executions through the same starter as the API.
   const starter = new ExecutionStarter(dataSource, queue);
+  const logger = ctx.logger.child({ domain: 'workflows' });
   return {
     ctx,
-    logger: ctx.logger.child({ domain: 'workflows' }),
+    logger,
     dataSource,
     registry: createNodeRegistry({ trustedPlugins: ctx.config.workflows.trustedPlugins }),
     starter,
-    services: unavailableServices(),
-  };
-}
-
-/**
- * Services nodes use to reach other domains. Not wired yet: the compute and ai subgraphs have
- * no internal routes for workflows, so the nodes that need them fail with this error.
- */
-export function unavailableServices(): NodeServices {
-  return {
-    sandboxExec: () => Promise.reject(new UnavailableError('Sandbox commands are not available from workflows yet')),
-    aiChat: () => Promise.reject(new UnavailableError('AI chat is not available from workflows yet')),
+    // sandbox-exec and ai-chat reach compute and ai through their internal routes.
+    services: internalNodeServices(ctx, logger),
+    redis,
+    watched,
   };
 }

@@ -1,4 +1,5 @@
 import { WORKFLOW_JOBS } from '../../../core/queues';
+import type { ExecuteJobData } from '../../../subgraphs/workflows/executions/execution-starter';
 import type { JobProcessor, QueueProcessors, QueueWorkerOptions } from '../types';
 import { workflowsContext } from './context';
 import { runExecution } from './engine';
@@ -6,10 +7,12 @@ import { runExecution } from './engine';
 export { workflowsContext, type WorkflowsContext } from './context';
 export { runExecution } from './engine';
 
-/** `workflow.execute` `{ executionId }`: runs or resumes the execution (README.md). */
-export const executeProcessor: JobProcessor<{ executionId: string }> = async (job, ctx, signal, token) => {
+/** `workflow.execute` `{ executionId, reply? }`: runs or resumes the execution (README.md). */
+export const executeProcessor: JobProcessor<ExecuteJobData> = async (job, ctx, signal, token) => {
   const w = await workflowsContext(ctx);
-  const status = await runExecution(w, job.data.executionId, { job, token, signal });
+  // The job's first activation may run from the snapshot it carries; any later one (a retry, a stall, a wait's end) reads the row.
+  const snapshot = job.data.run && (job.attemptsStarted ?? 0) <= 1 && (job.stalledCounter ?? 0) === 0 ? job.data.run : undefined;
+  const status = await runExecution(w, job.data.executionId, { job, token, signal, reply: job.data.reply, snapshot });
   return { status };
 };
 

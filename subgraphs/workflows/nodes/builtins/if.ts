@@ -2,6 +2,7 @@ import type { Item, NodeType } from '../types';
 import { CONDITION_SCHEMA, testCondition, type Condition } from './conditions';
 
 export const ifNode: NodeType = {
+  replayable: true,
   definition: {
     type: 'if',
     displayName: 'If',

@@ -2,6 +2,7 @@ import type { NodeType } from '../types';
 import { isPlainObject } from './util';
 
 export const manualTrigger: NodeType = {
+  replayable: true,
   definition: {
     type: 'manual-trigger',
     displayName: 'Manual trigger',

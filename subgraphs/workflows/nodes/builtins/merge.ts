@@ -11,6 +11,7 @@ function keyOf(item: Item, key: string): string | undefined {
 }
 
 export const merge: NodeType = {
+  replayable: true,
   definition: {
     type: 'merge',
     displayName: 'Merge',

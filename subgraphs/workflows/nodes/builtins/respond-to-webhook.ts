@@ -2,6 +2,7 @@ import type { NodeType } from '../types';
 import { isPlainObject } from './util';
 
 export const respondToWebhook: NodeType = {
+  replayable: true,
   definition: {
     type: 'respond-to-webhook',
     displayName: 'Respond to webhook',

@@ -11,6 +11,7 @@ function isValidTimezone(tz: string): boolean {
 }
 
 export const schedule: NodeType = {
+  replayable: true,
   definition: {
     type: 'schedule',
     displayName: 'Schedule',

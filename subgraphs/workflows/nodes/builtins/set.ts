@@ -16,6 +16,7 @@ function setPath(target: Record<string, unknown>, dotted: string, value: unknown
 }
 
 export const setNode: NodeType = {
+  replayable: true,
   definition: {
     type: 'set',
     displayName: 'Set',

@@ -2,6 +2,7 @@ import type { Item, NodeType } from '../types';
 import { CONDITION_SCHEMA, testCondition, type Condition } from './conditions';
 
 export const switchNode: NodeType = {
+  replayable: true,
   definition: {
     type: 'switch',
     displayName: 'Switch',

@@ -4,6 +4,7 @@ import type { NodeType } from '../types';
 export const WEBHOOK_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', '*'] as const;
 
 export const webhook: NodeType = {
+  replayable: true,
   definition: {
     type: 'webhook',
     displayName: 'Webhook',
