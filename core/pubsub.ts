@@ -15,8 +15,14 @@ export const TOPICS = {
   aiConfigChanged: 'ai.config-changed',
   /** An execution's progress (step started/finished, status changed); payload ExecutionEvent, id = execution id. */
   workflowExecution: 'workflows.execution',
+  /** Someone follows an execution's events; payload { executionId }. Engines publish only followed executions' events (subgraphs/workflows/engine/events.ts). */
+  workflowWatch: 'workflows.watch',
+  /** Answers for one waiting process (a webhook route, execute with wait); payload ExecutionReply (subgraphs/workflows/engine/replies.ts), id = the process's reply token. */
+  workflowReplies: 'workflows.replies',
   /** A workflow's triggers changed (deploy, undeploy, update while deployed, delete); payload { workflowId }. Webhook routes drop cached registrations. */
   workflowTriggersChanged: 'workflows.triggers-changed',
+  /** An analytics installation changed (domains, key, deleted); payload { installationId }. Ingestion drops its cached copy. */
+  analyticsInstallationChanged: 'analytics.installation-changed',
   /** A sandbox changed status; payload SandboxStatusEvent, id = sandbox id. */
   sandboxStatus: 'compute.sandbox-status',
 } as const;
@@ -46,12 +52,21 @@ export interface PlatformPubSub {
 }
 
 /**
+ * Options of a connection that only subscribes. ioredis 5.8.2+ can send its handshake (CLIENT
+ * SETINFO, the INFO ready check) after a SUBSCRIBE issued while connecting; the connection is
+ * then in subscriber mode, the check fails, and the connection is torn down and rebuilt,
+ * losing what was published meanwhile (redis/ioredis#2037, fixed in 6.0). A subscriber
+ * connection needs neither step.
+ */
+export const SUBSCRIBER_OPTIONS = { enableReadyCheck: false, disableClientInfo: true } as const;
+
+/**
  * Live events over Redis pub/sub: workers and services publish, subscription resolvers in any
  * process receive. Every channel is prefixed, so deployments sharing a Redis do not mix.
  */
 export function createPlatformPubSub(redisUrl: string, prefix: string): PlatformPubSub {
   const publishClient: Redis = createRedis(redisUrl);
-  const subscribeClient: Redis = createRedis(redisUrl);
+  const subscribeClient: Redis = createRedis(redisUrl, SUBSCRIBER_OPTIONS);
   const inner = createPubSub({ eventTarget: createRedisEventTarget({ publishClient, subscribeClient }) });
   const channel = (topic: string) => `${prefix}:${topic}`;
   const innerAny = inner as unknown as {

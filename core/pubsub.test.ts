@@ -1,0 +1,46 @@
+import { randomUUID } from 'node:crypto';
+import { TEST_REDIS_URL } from '../test/services';
+import { eventually } from '../test/helpers';
+import { createPlatformPubSub, SUBSCRIBER_OPTIONS } from './pubsub';
+import { createRedis } from './redis';
+
+describe('pub/sub connections', () => {
+  // redis/ioredis#2037: a SUBSCRIBE sent as the connection comes up put it in subscriber mode
+  // before the ready check, which then failed; the connection was torn down and rebuilt and
+  // what was published meanwhile was lost. Every process subscribes at start-up.
+  it('subscribe as the connection comes up without an error or a reconnect', async () => {
+    const errors: unknown[] = [];
+    for (let i = 0; i < 10; i++) {
+      const client = createRedis(TEST_REDIS_URL, SUBSCRIBER_OPTIONS);
+      let reconnects = 0;
+      client.on('error', (err) => errors.push(err));
+      client.on('reconnecting', () => (reconnects += 1));
+      try {
+        const subscribed = new Promise<unknown>((resolve) => client.once('connect', () => resolve(client.subscribe(`pubsub-test-${i}`).catch((err) => err))));
+        const late = new Promise((resolve) => setTimeout(() => resolve('no answer in 2 s'), 2000));
+        expect(await Promise.race([subscribed, late])).toBe(1);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        expect(reconnects).toBe(0);
+      } finally {
+        client.disconnect();
+      }
+    }
+    expect(errors).toEqual([]);
+  });
+
+  it('delivers to handlers registered before the connection is up', async () => {
+    const prefix = `pubsub-test-${randomUUID()}`;
+    const pubsubs = Array.from({ length: 5 }, () => createPlatformPubSub(TEST_REDIS_URL, prefix));
+    try {
+      const received = pubsubs.map(() => 0);
+      pubsubs.forEach((pubsub, i) => pubsub.on('ping', () => (received[i] += 1)));
+      await eventually(async () => {
+        pubsubs[0].publish('ping', { n: 1 });
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        return received.every((n) => n > 0);
+      }, 10_000, 'every handler to receive a publish');
+    } finally {
+      await Promise.all(pubsubs.map((p) => p.close()));
+    }
+  });
+});
