@@ -7,6 +7,7 @@ import { defineSubgraph, startSubgraph, type PlatformRuntime, type SubgraphDeps 
 import { serviceInfoResolver } from '../../core/subgraph/service-info';
 import { ANALYTICS_RESOLVERS, createAnalyticsApi, type AnalyticsApi } from './api';
 import { createIngest, type AnalyticsIngest } from './ingest';
+import { createSessionDayRoller, type SessionDayRoller } from './rollup/session-days';
 import { ANALYTICS_ENTITIES, ANALYTICS_MIGRATIONS } from './schema';
 
 const AnalyticsServiceInfoResolver = serviceInfoResolver('analytics');
@@ -22,6 +23,8 @@ export interface AnalyticsServices {
   ingest: AnalyticsIngest;
   /** Installations, funnels and reports (GraphQL, hence REST). */
   api: AnalyticsApi;
+  /** Keeps the daily sessions rollup the stats read (rollup/session-days.ts). */
+  rollup: SessionDayRoller;
   close(): Promise<void>;
 }
 
@@ -49,6 +52,7 @@ export function createAnalyticsServices(deps: SubgraphDeps): AnalyticsServices {
   };
   const ingest = createIngest(shared);
   const api = createAnalyticsApi(shared);
+  const rollup = createSessionDayRoller({ dataSource, logger: logger.child({ component: 'rollup' }) });
   const stopListening = pubsub.on<{ installationId?: string }>(TOPICS.analyticsInstallationChanged, (event) => ingest.invalidate(event?.installationId));
   return {
     config,
@@ -58,10 +62,11 @@ export function createAnalyticsServices(deps: SubgraphDeps): AnalyticsServices {
     logger,
     ingest,
     api,
+    rollup,
     async close() {
       stopListening();
       // Whatever was accepted is written before the process goes.
-      await ingest.close();
+      await Promise.all([ingest.close(), rollup.close()]);
     },
   };
 }

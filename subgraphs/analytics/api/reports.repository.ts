@@ -1,12 +1,14 @@
 import type { DataSource } from 'typeorm';
+import { preparedQuery } from '../../../core/database';
+import { ROLLED_DIMENSIONS } from '../rollup/session-days';
 import { reportQuery } from './report-query';
 
 /**
  * Reads of `analytics.events`, `analytics.sessions` and `analytics.users` (SQL only: the events
  * table is partitioned by month). Every query bounds `ts` or `started_at` to a window, so it
  * runs on the (installation_id, ts) family of indexes and touches only the partitions in it.
- * Session totals and breakdowns read the sessions table (one row per visit, kept by the writer);
- * pageview counts and page lists read the events.
+ * Session totals and breakdowns read the daily rollup and the sessions table (one row per visit,
+ * kept by the writer); pageview counts and page lists read the page_hours rollup and the events.
  */
 
 export interface EventRow {
@@ -86,14 +88,8 @@ const STRIDES: Record<Exclude<Interval, 'month'>, string> = { minute: '1 minute'
 const EVENT_COLUMNS = `ts, event_id, kind, name, visitor_id, session_id, user_id, hostname, path, query, referrer, referrer_domain,
   utm_source, utm_medium, utm_campaign, browser, os, device, screen_width, props`;
 
-/** Column of each breakdown; fixed strings, never caller input. */
-const BREAKDOWN_COLUMNS: Record<Breakdown, string> = {
-  referrers: 'referrer_domain',
-  utmSources: 'utm_source',
-  browsers: 'browser',
-  operatingSystems: 'os',
-  devices: 'device',
-};
+/** Column of each breakdown; fixed strings, never caller input. The rollup keeps the same ones. */
+const BREAKDOWN_COLUMNS: Record<Breakdown, string> = ROLLED_DIMENSIONS;
 
 /** Where each metric comes from and how a bucket's value is computed; fixed strings, never caller input. */
 const METRIC_SQL: Record<Metric, { table: 'events' | 'sessions'; where: string; value: string }> = {
@@ -106,6 +102,7 @@ const METRIC_SQL: Record<Metric, { table: 'events' | 'sessions'; where: string; 
 };
 
 const HOUR_MS = 3_600_000;
+const DAY_MS = 86_400_000;
 
 /**
  * The whole hours [first, last) inside a window, for the page_hours rollup; the events cover
@@ -160,41 +157,105 @@ export class ReportRepository {
     return { pageviews: Number(rows[0]?.total ?? 0), pages: rows.filter((r) => r.path !== null).map(({ path, pageviews }) => ({ path, pageviews })) };
   }
 
-  /** Sessions that started in the window: how many, their distinct visitors, bounces (at most one pageview), mean duration. */
-  async sessionTotals(w: Window): Promise<SessionTotals> {
+  /**
+   * Totals and top breakdown values of the sessions that started in the window. Whole UTC days
+   * whose rollup is current (session_days, rollup/session-days.ts) are read from it; the rest of
+   * the window (its partial days at either end, days written since their rollup) from the
+   * sessions. Visitors are summed per day: visitor ids change with the daily salt, so one person
+   * on two days is two visitor ids either way.
+   */
+  async sessionStats(w: Window, limit: number): Promise<{ totals: SessionTotals; breakdowns: BreakdownRow[] }> {
+    const { days, gaps } = await this.sessionCoverage(w);
+    const [totals, breakdowns] = await Promise.all([this.sessionTotals(w.installationId, days, gaps), this.breakdowns(w.installationId, days, gaps, limit)]);
+    return { totals, breakdowns };
+  }
+
+  /** The window's whole days with a current rollup, and the ranges left to read from the sessions (as two arrays: starts, ends). */
+  private async sessionCoverage(w: Window): Promise<{ days: string[]; gaps: [Date[], Date[]] }> {
+    const firstDay = Math.ceil(w.from.getTime() / DAY_MS) * DAY_MS;
+    const lastDay = Math.floor(w.to.getTime() / DAY_MS) * DAY_MS;
+    const rolled: Array<{ day: Date }> =
+      firstDay < lastDay
+        ? await preparedQuery(
+            this.dataSource,
+            'analytics_report_rolled_days',
+            `SELECT (day::timestamp AT TIME ZONE 'UTC') AS day FROM analytics.session_day_writes
+              WHERE installation_id = $1 AND day >= ($2::timestamptz AT TIME ZONE 'UTC')::date AND day < ($3::timestamptz AT TIME ZONE 'UTC')::date AND rolled_writes = writes
+              ORDER BY day`,
+            [w.installationId, new Date(firstDay), new Date(lastDay)],
+          )
+        : [];
+    const starts: Date[] = [];
+    const ends: Date[] = [];
+    let cursor = w.from.getTime();
+    for (const { day } of rolled) {
+      const start = day.getTime();
+      if (start > cursor) {
+        starts.push(new Date(cursor));
+        ends.push(day);
+      }
+      cursor = start + DAY_MS;
+    }
+    if (cursor < w.to.getTime()) {
+      starts.push(new Date(cursor));
+      ends.push(w.to);
+    }
+    return { days: rolled.map(({ day }) => day.toISOString().slice(0, 10)), gaps: [starts, ends] };
+  }
+
+  /** Sessions, visitors (summed per day), bounces (at most one pageview) and mean duration, from the rollup's days and the sessions of the gaps. */
+  private async sessionTotals(installationId: string, days: string[], [starts, ends]: [Date[], Date[]]): Promise<SessionTotals> {
     const [row] = await reportQuery<SessionTotals>(
       this.dataSource,
-      `SELECT count(*)::int AS sessions,
-              count(DISTINCT visitor_id)::int AS visitors,
-              (count(*) FILTER (WHERE pageviews <= 1))::int AS bounces,
-              avg(EXTRACT(EPOCH FROM last_seen_at - started_at))::float8 AS "durationSeconds"
-         FROM "analytics"."sessions"
-        WHERE installation_id = $1 AND started_at >= $2 AND started_at < $3`,
-      [w.installationId, w.from, w.to],
+      `WITH parts AS (
+         SELECT sessions::bigint AS n, visitors::bigint AS v, bounces::bigint AS b, duration_seconds AS d
+           FROM analytics.session_days
+          WHERE installation_id = $1 AND day = ANY($2::date[]) AND dimension = ''
+         UNION ALL
+         SELECT count(*), count(DISTINCT visitor_id), count(*) FILTER (WHERE pageviews <= 1), sum(EXTRACT(EPOCH FROM last_seen_at - started_at))::float8
+           FROM analytics.sessions s
+           JOIN unnest($3::timestamptz[], $4::timestamptz[]) AS r(lo, hi) ON s.started_at >= r.lo AND s.started_at < r.hi
+          WHERE s.installation_id = $1
+          GROUP BY date_trunc('day', s.started_at AT TIME ZONE 'UTC')
+       )
+       SELECT COALESCE(sum(n), 0)::int AS sessions, COALESCE(sum(v), 0)::int AS visitors, COALESCE(sum(b), 0)::int AS bounces,
+              (sum(d) / NULLIF(sum(n), 0))::float8 AS "durationSeconds"
+         FROM parts`,
+      [installationId, days, starts, ends],
     );
     return row;
   }
 
   /**
-   * Top values of each breakdown in one scan of the window's sessions (GROUPING SETS, one set
-   * per column, hashed); sessions without a value are left out, `limit` per breakdown.
+   * Top values of each breakdown: the rollup's days plus one scan of the gaps' sessions (GROUPING
+   * SETS, one set per column, hashed); sessions without a value are left out, `limit` per breakdown.
    */
-  breakdowns(w: Window, limit: number): Promise<BreakdownRow[]> {
+  private breakdowns(installationId: string, days: string[], [starts, ends]: [Date[], Date[]], limit: number): Promise<BreakdownRow[]> {
     const columns = BREAKDOWNS.map((b) => BREAKDOWN_COLUMNS[b]);
     const dimension = `CASE ${BREAKDOWNS.map((b) => `WHEN GROUPING(${BREAKDOWN_COLUMNS[b]}) = 0 THEN '${b}'`).join(' ')} END`;
-    const value = `COALESCE(${columns.join(', ')})`;
     return reportQuery<BreakdownRow>(
       this.dataSource,
-      `SELECT dimension, value, sessions FROM (
-         SELECT ${dimension} AS dimension, ${value} AS value, count(*)::int AS sessions,
-                row_number() OVER (PARTITION BY ${dimension} ORDER BY ${value} IS NULL, count(*) DESC, ${value}) AS rank
-           FROM "analytics"."sessions"
-          WHERE installation_id = $1 AND started_at >= $2 AND started_at < $3
+      `WITH parts AS (
+         SELECT dimension, value, sum(sessions)::bigint AS n
+           FROM analytics.session_days
+          WHERE installation_id = $1 AND day = ANY($2::date[]) AND dimension <> ''
+          GROUP BY 1, 2
+         UNION ALL
+         SELECT ${dimension}, COALESCE(${columns.join(', ')}), count(*)
+           FROM analytics.sessions s
+           JOIN unnest($3::timestamptz[], $4::timestamptz[]) AS r(lo, hi) ON s.started_at >= r.lo AND s.started_at < r.hi
+          WHERE s.installation_id = $1
           GROUP BY GROUPING SETS (${columns.map((c) => `(${c})`).join(', ')})
+       )
+       SELECT dimension, value, sessions FROM (
+         SELECT dimension, value, sum(n)::int AS sessions, row_number() OVER (PARTITION BY dimension ORDER BY sum(n) DESC, value) AS rank
+           FROM parts
+          WHERE value IS NOT NULL
+          GROUP BY 1, 2
        ) ranked
-       WHERE value IS NOT NULL AND rank <= $4
+       WHERE rank <= $5
        ORDER BY dimension, rank`,
-      [w.installationId, w.from, w.to, limit],
+      [installationId, days, starts, ends, limit],
     );
   }
 

@@ -88,8 +88,8 @@ export class ReportService {
   async stats(ctx: RequestContext, args: AnalyticsStatsArgs): Promise<AnalyticsStats> {
     const limit = limitOf(args.limit, 10, MAX_TOP_LIMIT);
     const w = await this.window(ctx, args.installationId, reportRange(args));
-    // Three independent scans (sessions, their breakdowns, pageviews), on three connections at once.
-    const [sessions, breakdowns, pages] = await Promise.all([this.reports.sessionTotals(w), this.reports.breakdowns(w, limit), this.reports.topPages(w, limit)]);
+    // Independent reads (session totals, their breakdowns, pageviews), on separate connections at once.
+    const [{ totals: sessions, breakdowns }, pages] = await Promise.all([this.reports.sessionStats(w, limit), this.reports.topPages(w, limit)]);
     const lists = Object.fromEntries(BREAKDOWNS.map((b) => [b, breakdowns.filter((r) => r.dimension === b).map(({ value, sessions: count }) => ({ value, sessions: count }))]));
     return {
       installationId: w.installationId,

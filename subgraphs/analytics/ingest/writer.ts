@@ -80,7 +80,8 @@ interface UserTotals {
  * The whole batch in one statement, hence one transaction and one round trip: the installations
  * still there (share-locked, so a deletion waits for this to commit), the events (INSERT … SELECT
  * FROM unnest), their pageviews per hour and path (page_hours), the sessions they touch (one upsert,
- * aggregated in the writer), the users they name (one upsert). Rows of an installation deleted meanwhile are left out.
+ * aggregated in the writer) and the days those span (session_day_writes, which marks their
+ * rollup stale), the users they name (one upsert). Rows of an installation deleted meanwhile are left out.
  */
 const WRITE_BATCH_SQL = `
   WITH live AS (
@@ -127,6 +128,17 @@ const WRITE_BATCH_SQL = `
       utm_source = COALESCE(s.utm_source, EXCLUDED.utm_source),
       utm_medium = COALESCE(s.utm_medium, EXCLUDED.utm_medium),
       utm_campaign = COALESCE(s.utm_campaign, EXCLUDED.utm_campaign)
+    RETURNING s.installation_id, s.started_at, s.last_seen_at
+  ), written_days AS (
+    -- Every UTC day a touched session spans is counted as written again, so its rollup is stale
+    -- until rolled up anew. A session's earlier start lies inside its new span (the upsert only
+    -- widens it), so the day it leaves is counted too.
+    INSERT INTO analytics.session_day_writes AS d (installation_id, day, writes, written_at)
+    SELECT DISTINCT ws.installation_id, g.day::date, 1::bigint, now()
+      FROM written_sessions ws
+     CROSS JOIN LATERAL generate_series((ws.started_at AT TIME ZONE 'UTC')::date, (ws.last_seen_at AT TIME ZONE 'UTC')::date, interval '1 day') AS g(day)
+     ORDER BY 1, 2
+    ON CONFLICT (installation_id, day) DO UPDATE SET writes = d.writes + 1, written_at = EXCLUDED.written_at
   )
   INSERT INTO analytics.users AS u (installation_id, user_id, traits, first_seen_at, last_seen_at)
   SELECT a.installation_id, a.user_id, a.traits::jsonb, to_timestamp(a.first_seen_at / 1000.0), to_timestamp(a.last_seen_at / 1000.0)

@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Installations, funnels, identified users, daily salts, sessions and the time-partitioned event
+ * Installations, funnels, identified users, daily salts, sessions (and their daily rollup) and the time-partitioned event
  * table (monthly partitions, created ahead by the ingestion writer, plus a default partition so an
  * event is never refused for want of one). Indexes follow the queries (README.md).
  */
@@ -97,6 +97,36 @@ export class CreateAnalytics1768262400000 implements MigrationInterface {
       )
     `);
 
+    // Sessions per UTC day (of started_at) and breakdown value, rolled up from analytics.sessions
+    // once a day's writes have gone quiet (rollup/session-days.ts): the stats read whole days here.
+    // dimension '' with value '' is the day's totals; the others are the stats' breakdown lists.
+    await queryRunner.query(`
+      CREATE TABLE "analytics"."session_days" (
+        "installation_id" text NOT NULL REFERENCES "analytics"."installations" ("id") ON DELETE CASCADE,
+        "day" date NOT NULL,
+        "dimension" text NOT NULL,
+        "value" text NOT NULL,
+        "sessions" integer NOT NULL,
+        "visitors" integer NOT NULL,
+        "bounces" integer NOT NULL,
+        "duration_seconds" float8 NOT NULL,
+        PRIMARY KEY ("installation_id", "day", "dimension", "value")
+      )
+    `);
+    // Per installation and day: how many writer batches touched its sessions, and how many of them
+    // its session_days rows include. A day is read from the rollup only when the two agree.
+    await queryRunner.query(`
+      CREATE TABLE "analytics"."session_day_writes" (
+        "installation_id" text NOT NULL REFERENCES "analytics"."installations" ("id") ON DELETE CASCADE,
+        "day" date NOT NULL,
+        "writes" bigint NOT NULL,
+        "written_at" timestamptz NOT NULL,
+        "rolled_writes" bigint,
+        PRIMARY KEY ("installation_id", "day")
+      )
+    `);
+    await queryRunner.query(`CREATE INDEX "ix_session_day_writes_pending" ON "analytics"."session_day_writes" ("written_at") WHERE "rolled_writes" IS DISTINCT FROM "writes"`);
+
     await queryRunner.query(`
       CREATE TABLE "analytics"."events" (
         "installation_id" text NOT NULL,
@@ -132,7 +162,7 @@ export class CreateAnalytics1768262400000 implements MigrationInterface {
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
-    for (const table of ['events', 'page_hours', 'sessions', 'users', 'salts', 'funnels', 'installations']) {
+    for (const table of ['events', 'session_day_writes', 'session_days', 'page_hours', 'sessions', 'users', 'salts', 'funnels', 'installations']) {
       await queryRunner.query(`DROP TABLE IF EXISTS "analytics"."${table}"`);
     }
   }
