@@ -16,7 +16,7 @@
  * The platform (identity, analytics, edge) runs in one process as `npm start` runs it; the load
  * generator and the bare handler in this one.
  *
- * Usage: npm run bench:analytics [-- --duration 10 --connections 16 --batch 50 --events 1000000 --rounds 5]
+ * Usage: npm run bench:analytics [-- --duration 10 --connections 16 --batch 50 --events 1000000 --rounds 5 --rate 25000]
  */
 import { appendFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -38,6 +38,8 @@ const CONNECTIONS = arg('connections', 16);
 const BATCH = arg('batch', 50);
 const EVENTS = arg('events', 1_000_000);
 const ROUNDS = arg('rounds', 5);
+/** Events/s of the open-loop run. */
+const RATE = arg('rate', 25_000);
 const PG_ADMIN = process.env.BENCH_DATABASE_ADMIN_URL ?? 'postgres://root@127.0.0.1:5432/postgres';
 const REDIS = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PORT = 14580;
@@ -64,53 +66,78 @@ let sequence = 0;
 interface IngestResult {
   requests: number;
   failures: number;
+  /** Failures by status (or `error`), with the first answer of each. */
+  failed: Record<string, { count: number; sample: string }>;
   accepted: number;
   eventsPerSecond: number;
   p50: number;
   p99: number;
 }
 
-/** Closed loop for `seconds`: each connection sends the next batch when the last answered. */
-async function ingest(url: string, key: string, seconds: number): Promise<IngestResult> {
+/**
+ * Sends batches to `url` and tallies the answers. Closed loop (`rate` undefined): each of
+ * CONNECTIONS clients sends the next batch when the last answered. Open loop (`rate` events/s):
+ * a batch is due every BATCH / rate seconds whatever the answers, and its latency runs from when
+ * it was due, so a stalled server cannot hide its backlog.
+ */
+async function ingest(url: string, key: string, seconds: number, rate?: number): Promise<IngestResult> {
   const target = new URL(url);
-  const pool = new Pool(target.origin, { connections: CONNECTIONS, pipelining: 1 });
+  const pool = new Pool(target.origin, { connections: rate === undefined ? CONNECTIONS : 64, pipelining: 1 });
   const latencies: number[] = [];
   let failures = 0;
+  const failed: IngestResult['failed'] = {};
+  const fail = (kind: string, sample: string) => {
+    failures++;
+    (failed[kind] ??= { count: 0, sample: sample.slice(0, 200) }).count++;
+  };
   let accepted = 0;
+  const send = async (since: number): Promise<void> => {
+    const n = sequence++;
+    try {
+      const response = await pool.request({
+        // Pageviews to /track, custom events to /event (the bare handler answers any path).
+        path: target.pathname.replace(/\/(track|event)$/, n % 2 ? '/event' : '/track'),
+        method: 'POST',
+        headers: {
+          'content-type': 'text/plain',
+          origin: ORIGIN,
+          'user-agent': `Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.${n % 5000}.0 Safari/537.36`,
+        },
+        body: batchBody(key, n),
+      });
+      const text = await response.body.text();
+      if (response.statusCode === 202) {
+        latencies.push(performance.now() - since);
+        accepted += Number((JSON.parse(text) as { accepted?: number }).accepted ?? BATCH);
+      } else fail(String(response.statusCode), text);
+    } catch (err) {
+      fail('error', String(err));
+    }
+  };
   const started = performance.now();
   const deadline = started + seconds * 1000;
-  await Promise.all(
-    Array.from({ length: CONNECTIONS }, async () => {
-      while (performance.now() < deadline) {
-        const n = sequence++;
-        const t0 = performance.now();
-        try {
-          const response = await pool.request({
-            // Pageviews to /track, custom events to /event (the bare handler answers any path).
-            path: target.pathname.replace(/\/(track|event)$/, n % 2 ? '/event' : '/track'),
-            method: 'POST',
-            headers: {
-              'content-type': 'text/plain',
-              origin: ORIGIN,
-              'user-agent': `Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.${n % 5000}.0 Safari/537.36`,
-            },
-            body: batchBody(key, n),
-          });
-          const text = await response.body.text();
-          if (response.statusCode === 202) {
-            latencies.push(performance.now() - t0);
-            accepted += Number((JSON.parse(text) as { accepted?: number }).accepted ?? BATCH);
-          } else failures++;
-        } catch {
-          failures++;
-        }
-      }
-    }),
-  );
-  const elapsed = (performance.now() - started) / 1000;
+  if (rate === undefined) {
+    await Promise.all(
+      Array.from({ length: CONNECTIONS }, async () => {
+        while (performance.now() < deadline) await send(performance.now());
+      }),
+    );
+  } else {
+    const interval = (BATCH / rate) * 1000;
+    const pending: Array<Promise<void>> = [];
+    for (let i = 0; ; i++) {
+      const due = started + i * interval;
+      if (due >= deadline) break;
+      const wait = due - performance.now();
+      if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+      pending.push(send(due));
+    }
+    await Promise.all(pending);
+  }
+  const elapsed = Math.max(seconds, (performance.now() - started) / 1000);
   await pool.close();
   const sorted = Float64Array.from(latencies).sort();
-  return { requests: latencies.length, failures, accepted, eventsPerSecond: accepted / elapsed, p50: sorted[Math.floor(sorted.length / 2)] ?? NaN, p99: sorted[Math.floor(sorted.length * 0.99)] ?? NaN };
+  return { requests: latencies.length + failures, failures, failed, accepted, eventsPerSecond: accepted / elapsed, p50: sorted[Math.floor(sorted.length / 2)] ?? NaN, p99: sorted[Math.floor(sorted.length * 0.99)] ?? NaN };
 }
 
 /** The same bodies, parsed and answered 202 by a bare handler. */
@@ -231,17 +258,27 @@ async function main() {
     const bareResult = await ingest(bare.url, live.publicKey, Math.max(3, DURATION / 2));
     const stores = pidsNamed(['postgres', 'redis-server']);
     const cpu0 = [cpuSeconds([platform.pid!]), cpuSeconds(stores)];
-    const before = Number((await pg.query(`SELECT count(*)::int AS n FROM analytics.events WHERE installation_id = $1`, [live.id])).rows[0].n);
+    const count = async () => Number((await pg!.query(`SELECT count(*)::int AS n FROM analytics.events WHERE installation_id = $1`, [live.id])).rows[0].n);
+    /** Rows written since `before`, once they reach `expected` (the writer flushes every 200 ms) or after a minute. */
+    const storedSince = async (before: number, expected: number): Promise<number> => {
+      let stored = 0;
+      const deadline = Date.now() + 60_000;
+      while (Date.now() < deadline) {
+        stored = (await count()) - before;
+        if (stored >= expected) break;
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      return stored;
+    };
+    const before = await count();
     const result = await ingest(eventUrl, live.publicKey, DURATION);
-    // None lost: every accepted event is written (the writer flushes every 200 ms).
-    let stored = 0;
-    const deadline = Date.now() + 60_000;
-    while (Date.now() < deadline) {
-      stored = Number((await pg.query(`SELECT count(*)::int AS n FROM analytics.events WHERE installation_id = $1`, [live.id])).rows[0].n) - before;
-      if (stored >= result.accepted) break;
-      await new Promise((r) => setTimeout(r, 250));
-    }
+    // None lost: every accepted event is written.
+    const stored = await storedSince(before, result.accepted);
     const cpuPer1k = [(cpuSeconds([platform.pid!]) - cpu0[0]) * 1e6 / Math.max(1, result.accepted), (cpuSeconds(stores) - cpu0[1]) * 1e6 / Math.max(1, result.accepted)];
+    // Open loop at RATE events/s: what a site sending that much sees (refusals, latency).
+    const pacedBefore = await count();
+    const paced = await ingest(eventUrl, live.publicKey, DURATION, RATE);
+    const pacedStored = await storedSince(pacedBefore, paced.accepted);
 
     // 2. Reports on 1M events.
     const t0 = performance.now();
@@ -284,7 +321,7 @@ async function main() {
 
     const date = new Date().toISOString().slice(0, 10);
     lines.push(`\n## bench/analytics — ${date}\n`);
-    lines.push(`Command: \`npm run bench:analytics -- --duration ${DURATION} --connections ${CONNECTIONS} --batch ${BATCH} --events ${EVENTS} --rounds ${ROUNDS}\``);
+    lines.push(`Command: \`npm run bench:analytics -- --duration ${DURATION} --connections ${CONNECTIONS} --batch ${BATCH} --events ${EVENTS} --rounds ${ROUNDS} --rate ${RATE}\``);
     lines.push(
       `Machine: ${os.cpus().length} × ${os.cpus()[0]?.model.trim()}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}; the platform (identity, analytics, edge) in one process as npm start runs it; the load generator and the bare handler in another, on loopback.\n`,
     );
@@ -292,8 +329,12 @@ async function main() {
     lines.push('|---|---|---|---|---|---|---|');
     lines.push(`| bare node http handler (parse, 202) | ${bareResult.requests} | ${bareResult.failures} | ${bareResult.accepted} | ${bareResult.eventsPerSecond.toFixed(0)} | ${fmt(bareResult.p50)} | ${fmt(bareResult.p99)} |`);
     lines.push(`| POST /v1/analytics/track and /event through the edge, ${BATCH} events a request, ${CONNECTIONS} connections | ${result.requests} | ${result.failures} | ${result.accepted} | ${result.eventsPerSecond.toFixed(0)} | ${fmt(result.p50)} | ${fmt(result.p99)} |`);
+    lines.push(`| the same, open loop at ${RATE.toLocaleString('en')} events/s | ${paced.requests} | ${paced.failures} | ${paced.accepted} | ${paced.eventsPerSecond.toFixed(0)} | ${fmt(paced.p50)} | ${fmt(paced.p99)} |`);
     lines.push('');
     lines.push(`- sustained for ${DURATION} s: **${result.eventsPerSecond.toFixed(0)} events/s** (target ≥ 20,000), ratio to the bare handler ${(result.eventsPerSecond / bareResult.eventsPerSecond).toFixed(2)}; stored ${stored} of ${result.accepted} accepted (**${result.accepted - stored} lost**)`);
+    if (result.failures) lines.push(`- closed loop, refused requests by status (the writer's backlog past maxBufferedRows answers 503 until it drains): ${Object.entries(result.failed).map(([kind, f]) => `${kind} × ${f.count} (first: \`${f.sample.replace(/`/g, "'")}\`)`).join('; ')}`);
+    lines.push(`- open loop at ${RATE.toLocaleString('en')} events/s: stored ${pacedStored} of ${paced.accepted} accepted (**${paced.accepted - pacedStored} lost**)`);
+    if (paced.failures) lines.push(`- open loop, refused requests by status: ${Object.entries(paced.failed).map(([kind, f]) => `${kind} × ${f.count} (first: \`${f.sample.replace(/`/g, "'")}\`)`).join('; ')}`);
     // CPU seconds × 1e6 / events = CPU µs per event = CPU ms per 1,000 events.
     lines.push(`- CPU per 1,000 events: platform process **${cpuPer1k[0].toFixed(1)} ms**, PostgreSQL + Redis **${cpuPer1k[1].toFixed(1)} ms**`);
     lines.push('');

@@ -131,7 +131,8 @@ export function createIngest(deps: AnalyticsDeps, ingestOptions: IngestOptions =
     }
     if (closing || writer.bufferedRows >= options.maxBufferedRows) {
       req.resume();
-      return sendError(res, 'UNAVAILABLE', UNAVAILABLE, requestId, undefined, { 'retry-after': '1', ...corsOfRequest(req) });
+      const why = closing ? 'Analytics ingestion is shutting down' : 'Analytics ingestion is behind on writing events';
+      return sendError(res, 'UNAVAILABLE', `${why}: retry after the Retry-After delay`, requestId, undefined, { 'retry-after': '1', ...corsOfRequest(req) });
     }
     // Errors are readable by the page only once its origin is known good (a 400 naming the field); before, CORS hides them.
     const answerHeaders = { cors: corsHeaders(null) };
