@@ -43,4 +43,30 @@ describe('pub/sub connections', () => {
       await Promise.all(pubsubs.map((p) => p.close()));
     }
   });
+
+  it('publishSettled reaches the same handlers as publish, with and without an id, and resolves after Redis took it', async () => {
+    const prefix = `pubsub-test-${randomUUID()}`;
+    const listener = createPlatformPubSub(TEST_REDIS_URL, prefix);
+    const publisher = createPlatformPubSub(TEST_REDIS_URL, prefix);
+    try {
+      const plain: unknown[] = [];
+      const routed: unknown[] = [];
+      listener.on('changed', (payload) => plain.push(payload));
+      listener.on('changed', (payload) => routed.push(payload), 'ws_1');
+      // Subscribed once a plain publish gets through.
+      await eventually(async () => {
+        publisher.publish('changed', { probe: true });
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        return plain.length > 0;
+      }, 10_000, 'the subscription');
+      plain.length = 0;
+      await publisher.publishSettled('changed', { userId: 'u_1' });
+      await publisher.publishSettled('changed', { member: 'u_2' }, 'ws_1');
+      await eventually(() => plain.length === 1 && routed.length === 1, 5000, 'both messages');
+      expect(plain).toEqual([{ userId: 'u_1' }]);
+      expect(routed).toEqual([{ member: 'u_2' }]);
+    } finally {
+      await Promise.all([listener.close(), publisher.close()]);
+    }
+  });
 });

@@ -46,6 +46,13 @@ export interface PlatformPubSub {
   /** What type-graphql's `buildSchema({ pubSub })` takes. */
   readonly graphql: TypeGraphQLPubSub;
   publish(topic: string, payload: unknown, id?: string): void;
+  /**
+   * As publish, resolving once Redis has taken the message. Redis writes it to every subscriber's
+   * connection before it answers the publisher, so an answer sent after this resolves cannot
+   * reach anyone ahead of the message: invalidations that a caller's next request depends on
+   * (a new membership, a revoked key) use this before answering.
+   */
+  publishSettled(topic: string, payload: unknown, id?: string): Promise<void>;
   /** Calls `handler` for every event of the topic until the returned function is called. */
   on<T = unknown>(topic: string, handler: (payload: T) => void, id?: string): () => void;
   close(): Promise<void>;
@@ -84,6 +91,10 @@ export function createPlatformPubSub(redisUrl: string, prefix: string): Platform
     publish(topic, payload, id) {
       if (id === undefined) innerAny.publish(channel(topic), payload);
       else innerAny.publish(channel(topic), id, payload);
+    },
+    async publishSettled(topic, payload, id) {
+      // The channel and encoding createPubSub and the Redis event target use.
+      await publishClient.publish(id === undefined ? channel(topic) : `${channel(topic)}:${id}`, JSON.stringify(payload ?? null));
     },
     on(topic, handler, id) {
       const iterable = innerAny.subscribe(channel(topic), id);

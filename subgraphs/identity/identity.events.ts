@@ -12,14 +12,20 @@ export interface PrincipalChanged {
 export class IdentityEvents {
   constructor(private readonly pubsub: PlatformPubSub) {}
 
-  principalChanged(change: PrincipalChanged): void {
-    this.pubsub.publish(TOPICS.principalChanged, change);
+  /**
+   * Resolves once Redis has taken the message, so the gateways have it before the caller has the
+   * answer: the caller's next request (into a workspace just created, with a key just revoked)
+   * finds no stale principal. A Redis failure is logged by the connection and does not fail the
+   * change already committed; principals then expire with the gateways' cache TTL.
+   */
+  async principalChanged(change: PrincipalChanged): Promise<void> {
+    await this.pubsub.publishSettled(TOPICS.principalChanged, change).catch(() => undefined);
   }
 
   /** A membership change: to the workspace's subscribers, and to gateways for the member. */
-  membershipChanged(kind: MembershipEventKind, workspaceId: string, userId: string, role: WorkspaceRole | null): void {
+  async membershipChanged(kind: MembershipEventKind, workspaceId: string, userId: string, role: WorkspaceRole | null): Promise<void> {
     const event: WorkspaceMembershipEvent = { workspaceId, userId, role, kind, at: new Date().toISOString() };
     this.pubsub.publish(TOPICS.workspaceMembership, event, workspaceId);
-    this.principalChanged({ userId });
+    await this.principalChanged({ userId });
   }
 }

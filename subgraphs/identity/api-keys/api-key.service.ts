@@ -57,7 +57,7 @@ export class ApiKeyService {
     const row = await this.keys.findOfUser(input.id, principal.userId);
     if (!row) throw new NotFoundError('ApiKey', input.id);
     const revoked = await this.keys.revoke(row.id);
-    this.events.principalChanged({ userId: principal.userId, apiKeyId: row.id });
+    await this.events.principalChanged({ userId: principal.userId, apiKeyId: row.id });
     return toApiKey(revoked);
   }
 }

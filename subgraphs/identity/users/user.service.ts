@@ -46,7 +46,7 @@ export class UserService {
     const password = validatePassword(input.password);
     const row = await this.users.createWithPersonalWorkspace({ username, passwordHash: await hashPassword(password), isAdmin: false });
     if (!row) throw new ConflictError(`Username ${username} is taken`, { field: 'username' });
-    this.events.principalChanged({ userId: row.id });
+    await this.events.principalChanged({ userId: row.id });
     return toUser(row);
   }
 

@@ -39,7 +39,7 @@ export class WorkspaceService {
   async create(ctx: Ctx, input: { name: string }): Promise<Workspace> {
     const principal = requireUser(ctx);
     const row = await this.workspaces.createWithOwner(validateWorkspaceName(input.name), principal.userId);
-    this.events.principalChanged({ userId: principal.userId });
+    await this.events.principalChanged({ userId: principal.userId });
     return toWorkspace(row, 'owner');
   }
 
@@ -83,7 +83,7 @@ export class WorkspaceService {
       return { member: await locked.updateRole(existing, input.role), kind: MembershipEventKind.ROLE_CHANGED };
     });
     if (!result) throw new NotFoundError('Workspace', input.workspaceId);
-    if (result.kind) this.events.membershipChanged(result.kind, input.workspaceId, input.userId, input.role);
+    if (result.kind) await this.events.membershipChanged(result.kind, input.workspaceId, input.userId, input.role);
     return toWorkspaceMember(result.member);
   }
 
@@ -104,7 +104,7 @@ export class WorkspaceService {
       return true;
     });
     if (!removed) throw new NotFoundError('Workspace', input.workspaceId);
-    this.events.membershipChanged(MembershipEventKind.REMOVED, input.workspaceId, input.userId, null);
+    await this.events.membershipChanged(MembershipEventKind.REMOVED, input.workspaceId, input.userId, null);
     return true;
   }
 
