@@ -116,6 +116,23 @@ function wholeHours(w: Window): [Date, Date] {
   return [new Date(first), new Date(last)];
 }
 
+/**
+ * The window's pageviews as rows (`path` or time `t`, count `n`): whole hours from the page_hours
+ * rollup, the partial hours at either end from the events. Parameters: $1 installation, $2 from,
+ * $3 to, $5 and $6 the whole hours (wholeHours).
+ */
+function pageviewParts(by: 'path' | 't'): string {
+  return `SELECT ${by === 'path' ? `NULLIF(path, '') AS path` : 'hour AS t'}, sum(pageviews)::float8 AS n
+            FROM "analytics"."page_hours"
+           WHERE installation_id = $1 AND hour >= $5 AND hour < $6
+           GROUP BY 1
+          UNION ALL
+          SELECT ${by === 'path' ? 'path' : 'ts AS t'}, count(*)::float8 AS n
+            FROM "analytics"."events"
+           WHERE installation_id = $1 AND name = '$pageview' AND ((ts >= $2 AND ts < $5) OR (ts >= $6 AND ts < $3))
+           GROUP BY 1`;
+}
+
 export class ReportRepository {
   constructor(private readonly dataSource: DataSource) {}
 
@@ -136,17 +153,7 @@ export class ReportRepository {
     const [first, last] = wholeHours(w);
     const rows = await reportQuery<PageCountRow & { total: string }>(
       this.dataSource,
-      `WITH parts AS (
-         SELECT NULLIF(path, '') AS path, sum(pageviews)::bigint AS n
-           FROM "analytics"."page_hours"
-          WHERE installation_id = $1 AND hour >= $5 AND hour < $6
-          GROUP BY 1
-         UNION ALL
-         SELECT path, count(*) AS n
-           FROM "analytics"."events"
-          WHERE installation_id = $1 AND name = '$pageview' AND ((ts >= $2 AND ts < $5) OR (ts >= $6 AND ts < $3))
-          GROUP BY path
-       )
+      `WITH parts AS (${pageviewParts('path')})
        SELECT path, sum(n)::int AS pageviews, sum(sum(n)) OVER () AS total
          FROM parts
         GROUP BY path
@@ -292,16 +299,7 @@ export class ReportRepository {
     const bucket = interval === 'month' ? `date_trunc('month', t AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'` : `date_bin('${STRIDES[interval]}', t, '2000-01-03T00:00:00Z')`;
     return reportQuery(
       this.dataSource,
-      `WITH parts AS (
-         SELECT hour AS t, sum(pageviews)::float8 AS n
-           FROM "analytics"."page_hours"
-          WHERE installation_id = $1 AND hour >= $5 AND hour < $6
-          GROUP BY hour
-         UNION ALL
-         SELECT ts AS t, 1::float8 AS n
-           FROM "analytics"."events"
-          WHERE installation_id = $1 AND name = '$pageview' AND ((ts >= $2 AND ts < $5) OR (ts >= $6 AND ts < $3))
-       ), grouped AS (
+      `WITH parts AS (${pageviewParts('t')}), grouped AS (
          SELECT ${bucket} AS bucket, sum(n) AS value FROM parts GROUP BY 1
        )
        SELECT b.at, COALESCE(grouped.value, 0) AS value
