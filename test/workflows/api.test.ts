@@ -196,6 +196,66 @@ describe('deploy and undeploy', () => {
   });
 });
 
+describe('secret parameters (webhook auth)', () => {
+  const PLACEHOLDER = '<secret: stored, not shown>';
+  const hookNode = (auth: Record<string, unknown>) => ({ id: 'hook', type: 'webhook', name: 'Hook', parameters: { method: 'POST', respond: 'immediately', auth } });
+  const hook = (id: string, headers: Record<string, string>) =>
+    fetch(`${platform.baseUrl}/v1/webhooks/v1/${id}/hook`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: '{}' });
+  const stored = async (id: string) => (await t.pg.query('SELECT nodes FROM workflows.workflows WHERE id = $1', [id])).rows[0].nodes;
+
+  it('never shows a stored secret: create, read, list and deploy answer a placeholder; the definition marks it writeOnly', async () => {
+    const wf = await createWorkflow(platform, t.alice, { name: 'secretive', nodes: [hookNode({ type: 'header', name: 'x-token', value: 'hunter2' })], connections: [] });
+    expect(wf.nodes[0].parameters.auth).toEqual({ type: 'header', name: 'x-token', value: PLACEHOLDER });
+    const answers = [
+      await json(await rest(platform, 'GET', `/workflows/${wf.id}`, undefined, t.alice.auth)),
+      (await json(await rest(platform, 'GET', '/workflows?limit=100', undefined, t.alice.auth))).data.find((w: any) => w.id === wf.id),
+      await json(await rest(platform, 'POST', `/workflows/${wf.id}/deploy`, undefined, t.alice.auth)),
+    ];
+    for (const answer of answers) {
+      expect(JSON.stringify(answer)).not.toContain('hunter2');
+      expect(answer.nodes[0].parameters.auth.value).toBe(PLACEHOLDER);
+    }
+    expect((await stored(wf.id))[0].parameters.auth.value).toBe('hunter2');
+    expect((await hook(wf.id, { 'x-token': 'hunter2' })).status).toBe(202);
+
+    const definition = await json(await rest(platform, 'GET', '/workflows/node-definitions/webhook', undefined, t.alice.auth));
+    const branches = definition.parametersSchema.properties.auth.oneOf;
+    expect(branches.find((b: any) => b.properties.type.const === 'header').properties.value.writeOnly).toBe(true);
+    expect(branches.find((b: any) => b.properties.type.const === 'hmac').properties.secret.writeOnly).toBe(true);
+  });
+
+  it('keeps the stored secret when the placeholder comes back in an update, and takes a new one when sent', async () => {
+    const wf = await createWorkflow(platform, t.alice, { name: 'round trip', nodes: [hookNode({ type: 'hmac', secret: 'k3y' })], connections: [] });
+    const read = await json(await rest(platform, 'GET', `/workflows/${wf.id}`, undefined, t.alice.auth));
+    // The client saves what it read, with another name and another method.
+    read.nodes[0].parameters.method = 'PUT';
+    const saved = await rest(platform, 'PUT', `/workflows/${wf.id}`, { name: 'renamed', nodes: read.nodes, connections: read.connections }, t.alice.auth);
+    expect(saved.status).toBe(200);
+    expect((await json(saved)).nodes[0].parameters).toMatchObject({ method: 'PUT', auth: { type: 'hmac', secret: PLACEHOLDER } });
+    expect((await stored(wf.id))[0].parameters.auth.secret).toBe('k3y');
+
+    const rotated = await rest(platform, 'PUT', `/workflows/${wf.id}`, { nodes: [hookNode({ type: 'hmac', secret: 'n3w' })], connections: [] }, t.alice.auth);
+    expect(rotated.status).toBe(200);
+    expect((await stored(wf.id))[0].parameters.auth.secret).toBe('n3w');
+  });
+
+  it('refuses a placeholder with nothing stored behind it (400 naming the node and field), and stores nothing', async () => {
+    const created = await rest(platform, 'POST', '/workflows', { name: 'no secret', nodes: [hookNode({ type: 'header', name: 'x-token', value: PLACEHOLDER })], connections: [] }, t.alice.auth);
+    expect(created.status).toBe(400);
+    expect((await json(created)).error).toMatchObject({ code: 'VALIDATION_FAILED', details: { nodeId: 'hook', field: 'parameters.auth.value' } });
+
+    const wf = await createWorkflow(platform, t.alice, { name: 'switching', nodes: [hookNode({ type: 'header', name: 'x-token', value: 'abc' })], connections: [] });
+    // Another auth type at the same node: no stored secret at auth.secret.
+    const switched = await rest(platform, 'PUT', `/workflows/${wf.id}`, { nodes: [hookNode({ type: 'hmac', secret: PLACEHOLDER })], connections: [] }, t.alice.auth);
+    expect(switched.status).toBe(400);
+    expect((await json(switched)).error.details).toMatchObject({ nodeId: 'hook', field: 'parameters.auth.secret' });
+    // A new node id cannot borrow another node's secret.
+    const renamed = await rest(platform, 'PUT', `/workflows/${wf.id}`, { nodes: [{ ...hookNode({ type: 'header', name: 'x-token', value: PLACEHOLDER }), id: 'other' }], connections: [] }, t.alice.auth);
+    expect(renamed.status).toBe(400);
+    expect((await stored(wf.id))[0]).toMatchObject({ id: 'hook', parameters: { auth: { value: 'abc' } } });
+  });
+});
+
 describe('another workspace\'s workflow', () => {
   it('is 404 on every route', async () => {
     const wf = await createWorkflow(platform, t.alice, { name: 'private' });

@@ -96,7 +96,13 @@ describe('workflow webhooks through the edge', () => {
 
   it('checks header auth: good, bad (403), missing (401)', async () => {
     const id = await deploy([node('hook', 'webhook', { method: 'POST', respond: 'immediately', auth: { type: 'header', name: 'X-Token', value: 's3cret' } })], []);
-    expect((await post(`${id}/hook`, {}, { 'x-token': 's3cret' })).status).toBe(202);
+    const good = await post(`${id}/hook`, {}, { 'x-token': 's3cret' });
+    expect(good.status).toBe(202);
+    // The graph, and whoever reads the execution, sees that the header came, not the secret.
+    const { executionId } = (await good.json()) as { executionId: string };
+    const input = await eventually(async () => ((await db().query(`SELECT input FROM workflows.executions WHERE id = $1`, [executionId])) as any[])[0]?.input, 10_000, 'the execution');
+    expect(input.headers['x-token']).toBe('<secret: stored, not shown>');
+    expect(JSON.stringify(input)).not.toContain('s3cret');
     const bad = await post(`${id}/hook`, {}, { 'x-token': 'nope' });
     expect(bad.status).toBe(403);
     expect(((await bad.json()) as any).error.code).toBe('FORBIDDEN');

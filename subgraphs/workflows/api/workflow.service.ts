@@ -7,6 +7,7 @@ import { pageResult, toPage, type PageResult } from '../../../core/pagination';
 import type { WorkspaceRole } from '../../../core/principal';
 import { WorkflowEntity } from '../model/entities';
 import type { NodeRegistry } from '../nodes/types';
+import { SecretParameters } from './secret-parameters';
 import type { TriggerRegistrar } from './triggers';
 import { toWorkflow } from './workflow.mapper';
 import type { CreateWorkflowArgs, DeletedWorkflow, ListWorkflowsArgs, UpdateWorkflowArgs, Workflow } from './workflow.types';
@@ -26,14 +27,19 @@ export interface WorkflowServiceOptions {
  * changing the member role; a workflow of a workspace the caller is not in is 404.
  */
 export class WorkflowService {
-  constructor(private readonly o: WorkflowServiceOptions) {}
+  private readonly secrets: SecretParameters;
+
+  constructor(private readonly o: WorkflowServiceOptions) {
+    this.secrets = new SecretParameters(o.registry);
+  }
 
   private get repo() {
     return this.o.dataSource.getRepository(WorkflowEntity);
   }
 
+  /** What readers see: secret parameters (writeOnly in their schema) replaced by a placeholder. */
   private view(row: WorkflowEntity): Workflow {
-    return toWorkflow(row, this.o.registry, this.o.publicUrl);
+    return toWorkflow({ ...row, nodes: this.secrets.redact(row.nodes) }, this.o.registry, this.o.publicUrl);
   }
 
   /** The workflow, if the caller holds `role` in its workspace; 404 otherwise (403 for a member with too low a role). */
@@ -72,7 +78,7 @@ export class WorkflowService {
       workspaceId,
       name,
       description,
-      nodes: graph.nodes,
+      nodes: this.secrets.restore(graph.nodes, []),
       connections: graph.connections,
       settings: graph.settings,
       version: 1,
@@ -98,7 +104,8 @@ export class WorkflowService {
         connections: args.connections !== undefined && args.connections !== null ? args.connections : row.connections,
         settings: args.settings ?? row.settings,
       });
-      row.nodes = graph.nodes;
+      // Placeholders sent back (the client saves what it read) keep the stored secrets.
+      row.nodes = this.secrets.restore(graph.nodes, previousNodes);
       row.connections = graph.connections;
       row.settings = graph.settings;
       row.version += 1;

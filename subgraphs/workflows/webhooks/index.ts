@@ -7,6 +7,7 @@ import { ID_PREFIX, newId } from '../../../core/ids';
 import type { Logger } from '../../../core/logger';
 import { ENVELOPE_HEADER, type Envelope } from '../../../core/principal';
 import type { RawHttpRoutes } from '../../../core/subgraph';
+import { SECRET_PLACEHOLDER } from '../api/secret-parameters';
 import type { ReplyWaiter, WebhookResponse } from '../engine/replies';
 import type { ExecutionStarter } from '../executions/execution-starter';
 import type { WorkflowConnection, WorkflowNode, WorkflowSettings } from '../model/entities';
@@ -126,6 +127,9 @@ export function createWebhookRoutes(deps: WebhookDeps): WebhookRoutes {
       if (value === undefined || DROPPED_HEADERS.has(lower)) continue;
       headers[lower] = Array.isArray(value) ? value.join(', ') : value;
     }
+    // The graph (and whoever reads its steps) sees that the secret header came, not the secret.
+    const credential = credentialHeader(parameters);
+    if (credential?.isSecret && headers[credential.name] !== undefined) headers[credential.name] = SECRET_PLACEHOLDER;
     const query: Record<string, string | string[]> = {};
     for (const [k, v] of url.searchParams) {
       const prev = query[k];
@@ -268,12 +272,20 @@ function parseBody(raw: Buffer, contentType: string): unknown {
   return text;
 }
 
-/** Whether the request lacks the credential the node's auth looks for (401), rather than carrying a wrong one (403). */
-function credentialMissing(parameters: Record<string, unknown>, headers: IncomingMessage['headers']): boolean {
+/**
+ * The header (lower case) carrying the node's credential, if its auth uses one, and whether its
+ * value is the secret itself (header auth; an HMAC signature is not).
+ */
+function credentialHeader(parameters: Record<string, unknown>): { name: string; isSecret: boolean } | undefined {
   const auth = (parameters.auth ?? {}) as Record<string, unknown>;
   const name = auth.type === 'header' ? auth.name : auth.type === 'hmac' ? (typeof auth.header === 'string' && auth.header ? auth.header : 'x-signature') : undefined;
-  if (typeof name !== 'string') return false;
-  return headers[name.toLowerCase()] === undefined;
+  return typeof name === 'string' ? { name: name.toLowerCase(), isSecret: auth.type === 'header' } : undefined;
+}
+
+/** Whether the request lacks the credential the node's auth looks for (401), rather than carrying a wrong one (403). */
+function credentialMissing(parameters: Record<string, unknown>, headers: IncomingMessage['headers']): boolean {
+  const credential = credentialHeader(parameters);
+  return credential !== undefined && headers[credential.name] === undefined;
 }
 
 function sendAnswer(res: ServerResponse, answer: WebhookResponse, extra: Record<string, string>): void {

@@ -30,7 +30,7 @@ export const webhook: NodeType = {
               properties: {
                 type: { const: 'header' },
                 name: { type: 'string', minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9!#$%&\'*+.^_`|~-]+$', description: 'Header name.' },
-                value: { type: 'string', minLength: 1, maxLength: 1024, description: 'Expected header value.' },
+                value: { type: 'string', minLength: 1, maxLength: 1024, writeOnly: true, description: 'Expected header value. Never shown again: readers see a placeholder.' },
               },
             },
             {
@@ -38,7 +38,7 @@ export const webhook: NodeType = {
               properties: {
                 type: { const: 'hmac' },
                 header: { type: 'string', minLength: 1, maxLength: 128, default: 'x-signature', description: 'Header carrying the hex signature (or sha256=<hex>).' },
-                secret: { type: 'string', minLength: 1, maxLength: 1024, description: 'Shared secret.' },
+                secret: { type: 'string', minLength: 1, maxLength: 1024, writeOnly: true, description: 'Shared secret. Never shown again: readers see a placeholder.' },
                 algorithm: { type: 'string', enum: ['sha256', 'sha1'], default: 'sha256' },
               },
             },
