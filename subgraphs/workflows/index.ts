@@ -20,6 +20,7 @@ import { createNodeRegistry } from './nodes';
 import type { NodeRegistry } from './nodes/types';
 import { WORKFLOW_ENTITIES, WORKFLOW_MIGRATIONS } from './schema';
 import type { WorkflowsLoaders } from './workflows.loaders';
+import { SecretParameters } from './api/secret-parameters';
 import { createWebhookRoutes, type WebhookRoutes } from './webhooks';
 
 const WorkflowsServiceInfoResolver = serviceInfoResolver('workflows');
@@ -59,10 +60,12 @@ export function createWorkflowServices(deps: SubgraphDeps): WorkflowServices {
   const queue = createQueue('workflows', redis, config.redisPrefix);
   const starter = new ExecutionStarter(dataSource, queue);
   const triggers = new TriggerRegistrar(queue, registry);
+  const secrets = new SecretParameters(registry, config.secretsEncryptionKey);
   const workflows = new WorkflowService({
     dataSource,
     registry,
     triggers,
+    secrets,
     publicUrl: config.publicUrl,
     onTriggersChanged: (workflowId) => pubsub.publish(TOPICS.workflowTriggersChanged, { workflowId }),
   });
@@ -70,7 +73,7 @@ export function createWorkflowServices(deps: SubgraphDeps): WorkflowServices {
   const executions = new ExecutionService({ dataSource, registry, starter, queue, pubsub, workflows, logger, replies });
   const metrics = new MetricsService(dataSource, workflows);
   const catalog = new CatalogService(registry, config.workflows.trustedPlugins);
-  const webhooks = createWebhookRoutes({ dataSource, replies, starter, config, logger: logger.child({ component: 'webhooks' }) });
+  const webhooks = createWebhookRoutes({ dataSource, replies, starter, secrets, config, logger: logger.child({ component: 'webhooks' }) });
   // Every process's webhook routes drop a workflow's cached registration when its triggers change.
   const stopListening = pubsub.on<{ workflowId: string }>(TOPICS.workflowTriggersChanged, (event) => webhooks.invalidate(event.workflowId));
   return {

@@ -1,6 +1,8 @@
+import { createHmac } from 'node:crypto';
 import { WORKFLOW_JOBS } from '../../core/queues';
 import { startTestPlatform, type TestPlatform } from '../harness';
 import { rest } from '../helpers';
+import { eventually } from '../services';
 import { SIMPLE_GRAPH, TRIGGER_GRAPH, createWorkflow, json, setUpWorkflowTest, sharedWorkspace, type WorkflowTestEnv } from './api-support';
 
 jest.setTimeout(60_000);
@@ -198,10 +200,12 @@ describe('deploy and undeploy', () => {
 
 describe('secret parameters (webhook auth)', () => {
   const PLACEHOLDER = '<secret: stored, not shown>';
-  const hookNode = (auth: Record<string, unknown>) => ({ id: 'hook', type: 'webhook', name: 'Hook', parameters: { method: 'POST', respond: 'immediately', auth } });
-  const hook = (id: string, headers: Record<string, string>) =>
-    fetch(`${platform.baseUrl}/v1/webhooks/v1/${id}/hook`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: '{}' });
+  const hookNode = (auth: Record<string, unknown>, method = 'POST') => ({ id: 'hook', type: 'webhook', name: 'Hook', parameters: { method, respond: 'immediately', auth } });
+  const hook = (id: string, headers: Record<string, string>, method = 'POST', body = '{}') =>
+    fetch(`${platform.baseUrl}/v1/webhooks/v1/${id}/hook`, { method, headers: { 'content-type': 'application/json', ...headers }, body });
+  const signed = (secret: string, body: string) => ({ 'x-signature': createHmac('sha256', secret).update(body).digest('hex') });
   const stored = async (id: string) => (await t.pg.query('SELECT nodes FROM workflows.workflows WHERE id = $1', [id])).rows[0].nodes;
+  const deploy = async (id: string) => expect((await rest(platform, 'POST', `/workflows/${id}/deploy`, undefined, t.alice.auth)).status).toBe(200);
 
   it('never shows a stored secret: create, read, list and deploy answer a placeholder; the definition marks it writeOnly', async () => {
     const wf = await createWorkflow(platform, t.alice, { name: 'secretive', nodes: [hookNode({ type: 'header', name: 'x-token', value: 'hunter2' })], connections: [] });
@@ -215,8 +219,8 @@ describe('secret parameters (webhook auth)', () => {
       expect(JSON.stringify(answer)).not.toContain('hunter2');
       expect(answer.nodes[0].parameters.auth.value).toBe(PLACEHOLDER);
     }
-    expect((await stored(wf.id))[0].parameters.auth.value).toBe('hunter2');
     expect((await hook(wf.id, { 'x-token': 'hunter2' })).status).toBe(202);
+    expect((await hook(wf.id, { 'x-token': 'hunter3' })).status).toBe(403);
 
     const definition = await json(await rest(platform, 'GET', '/workflows/node-definitions/webhook', undefined, t.alice.auth));
     const branches = definition.parametersSchema.properties.auth.oneOf;
@@ -224,19 +228,49 @@ describe('secret parameters (webhook auth)', () => {
     expect(branches.find((b: any) => b.properties.type.const === 'hmac').properties.secret.writeOnly).toBe(true);
   });
 
+  it('stores secrets sealed, in the workflow and in its executions\' snapshots, and a sealed value copied to another workflow does not open', async () => {
+    const wf = await createWorkflow(platform, t.alice, { name: 'sealed', nodes: [hookNode({ type: 'header', name: 'x-token', value: 'open-sesame' })], connections: [] });
+    const value = (await stored(wf.id))[0].parameters.auth.value;
+    expect(value).toMatch(/^sealed:v1\./);
+    expect(value).not.toContain('open-sesame');
+    await deploy(wf.id);
+    const answer = await hook(wf.id, { 'x-token': 'open-sesame' });
+    expect(answer.status).toBe(202);
+    const { executionId } = await json(answer);
+    const execution = (await t.pg.query('SELECT definition::text AS definition, input::text AS input FROM workflows.executions WHERE id = $1', [executionId])).rows[0];
+    expect(execution.definition).not.toContain('open-sesame');
+    expect(execution.input).not.toContain('open-sesame');
+
+    // The same sealed text put into another workflow (straight into the table): it opens for no one.
+    const other = await createWorkflow(platform, t.alice, { name: 'copy', nodes: [hookNode({ type: 'header', name: 'x-token', value: 'something-else' })], connections: [] });
+    await t.pg.query(`UPDATE workflows.workflows SET nodes = jsonb_set(nodes, '{0,parameters,auth,value}', to_jsonb($2::text)) WHERE id = $1`, [other.id, value]);
+    await deploy(other.id);
+    expect((await hook(other.id, { 'x-token': 'open-sesame' })).status).toBe(403);
+    // Setting it again puts it right.
+    const reset = await rest(platform, 'PUT', `/workflows/${other.id}`, { nodes: [hookNode({ type: 'header', name: 'x-token', value: 'fresh' })], connections: [] }, t.alice.auth);
+    expect(reset.status).toBe(200);
+    await eventually(async () => (await hook(other.id, { 'x-token': 'fresh' })).status === 202, 10_000, 'the new secret to be in effect');
+  });
+
   it('keeps the stored secret when the placeholder comes back in an update, and takes a new one when sent', async () => {
     const wf = await createWorkflow(platform, t.alice, { name: 'round trip', nodes: [hookNode({ type: 'hmac', secret: 'k3y' })], connections: [] });
+    await deploy(wf.id);
     const read = await json(await rest(platform, 'GET', `/workflows/${wf.id}`, undefined, t.alice.auth));
     // The client saves what it read, with another name and another method.
     read.nodes[0].parameters.method = 'PUT';
     const saved = await rest(platform, 'PUT', `/workflows/${wf.id}`, { name: 'renamed', nodes: read.nodes, connections: read.connections }, t.alice.auth);
     expect(saved.status).toBe(200);
     expect((await json(saved)).nodes[0].parameters).toMatchObject({ method: 'PUT', auth: { type: 'hmac', secret: PLACEHOLDER } });
-    expect((await stored(wf.id))[0].parameters.auth.secret).toBe('k3y');
+    await eventually(async () => (await hook(wf.id, signed('k3y', '{"a":1}'), 'PUT', '{"a":1}')).status === 202, 10_000, 'the PUT webhook with the kept secret');
 
-    const rotated = await rest(platform, 'PUT', `/workflows/${wf.id}`, { nodes: [hookNode({ type: 'hmac', secret: 'n3w' })], connections: [] }, t.alice.auth);
+    // A rename alone (no nodes) keeps it too.
+    expect((await rest(platform, 'PUT', `/workflows/${wf.id}`, { name: 'renamed again' }, t.alice.auth)).status).toBe(200);
+    expect((await hook(wf.id, signed('k3y', '{}'), 'PUT')).status).toBe(202);
+
+    const rotated = await rest(platform, 'PUT', `/workflows/${wf.id}`, { nodes: [hookNode({ type: 'hmac', secret: 'n3w' }, 'PUT')], connections: [] }, t.alice.auth);
     expect(rotated.status).toBe(200);
-    expect((await stored(wf.id))[0].parameters.auth.secret).toBe('n3w');
+    await eventually(async () => (await hook(wf.id, signed('n3w', '{}'), 'PUT')).status === 202, 10_000, 'the rotated secret');
+    expect((await hook(wf.id, signed('k3y', '{}'), 'PUT')).status).toBe(403);
   });
 
   it('refuses a placeholder with nothing stored behind it (400 naming the node and field), and stores nothing', async () => {
@@ -245,6 +279,7 @@ describe('secret parameters (webhook auth)', () => {
     expect((await json(created)).error).toMatchObject({ code: 'VALIDATION_FAILED', details: { nodeId: 'hook', field: 'parameters.auth.value' } });
 
     const wf = await createWorkflow(platform, t.alice, { name: 'switching', nodes: [hookNode({ type: 'header', name: 'x-token', value: 'abc' })], connections: [] });
+    const before = await stored(wf.id);
     // Another auth type at the same node: no stored secret at auth.secret.
     const switched = await rest(platform, 'PUT', `/workflows/${wf.id}`, { nodes: [hookNode({ type: 'hmac', secret: PLACEHOLDER })], connections: [] }, t.alice.auth);
     expect(switched.status).toBe(400);
@@ -252,7 +287,7 @@ describe('secret parameters (webhook auth)', () => {
     // A new node id cannot borrow another node's secret.
     const renamed = await rest(platform, 'PUT', `/workflows/${wf.id}`, { nodes: [{ ...hookNode({ type: 'header', name: 'x-token', value: PLACEHOLDER }), id: 'other' }], connections: [] }, t.alice.auth);
     expect(renamed.status).toBe(400);
-    expect((await stored(wf.id))[0]).toMatchObject({ id: 'hook', parameters: { auth: { value: 'abc' } } });
+    expect(await stored(wf.id)).toEqual(before);
   });
 });
 

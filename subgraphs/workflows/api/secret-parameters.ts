@@ -1,14 +1,28 @@
+import { decrypt, encrypt } from '../../../core/crypto';
 import { ValidationError } from '../../../core/errors';
 import type { WorkflowNode } from '../model/entities';
 import type { NodeRegistry } from '../nodes/types';
 
 /**
  * Secret parameters (a webhook's expected header value, its HMAC secret): those a node type's
- * parameter schema marks `writeOnly`. They are stored and used, and never shown again: readers
- * get this placeholder in their place. Sending the placeholder back in an update keeps the stored
- * value, so a client may read a workflow, change something else and save it whole.
+ * parameter schema marks `writeOnly`.
+ * - Stored sealed: AES-256-GCM under SECRETS_ENCRYPTION_KEY, bound (AAD) to the workflow, node and
+ *   parameter, so a sealed value copied elsewhere does not open. Executions' definition snapshots
+ *   and job data carry the sealed form too; the webhook route and the engine open them to use them.
+ * - Never shown again: readers get SECRET_PLACEHOLDER in their place. Sending the placeholder
+ *   back in an update keeps the stored value, so a client may read a workflow, change something
+ *   else and save it whole.
+ * - Definitions of in-memory executions are not stored, and not sealed.
  */
 export const SECRET_PLACEHOLDER = '<secret: stored, not shown>';
+const SEALED = 'sealed:';
+
+/** A sealed secret that does not open (another key, or copied from elsewhere). */
+export class SealedSecretError extends Error {
+  constructor(readonly nodeId: string, readonly field: string) {
+    super(`The stored secret parameters.${field} of node ${nodeId} cannot be opened (sealed under another key, or copied from elsewhere): set it again`);
+  }
+}
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -27,26 +41,68 @@ function secretPaths(schema: unknown, at: string[] = [], out: string[][] = []): 
 export class SecretParameters {
   private readonly byType = new Map<string, string[][]>();
 
-  constructor(private readonly registry: NodeRegistry) {}
+  /** `key`: 32 bytes (config.secretsEncryptionKey). */
+  constructor(
+    private readonly registry: NodeRegistry,
+    private readonly key: Buffer,
+  ) {}
 
-  /** The nodes as readers see them: every secret string replaced by the placeholder. */
-  redact(nodes: WorkflowNode[]): WorkflowNode[] {
+  /** The nodes to store for `workflowId`: every secret string sealed (a fresh nonce each time). */
+  seal(nodes: WorkflowNode[], workflowId: string): WorkflowNode[] {
+    return this.mapSecrets(nodes, (node, path, value) => `${SEALED}${encrypt(this.key, value, aadOf(workflowId, node.id, path))}`);
+  }
+
+  /** One stored node's parameters with its sealed secrets opened, to use them. Throws SealedSecretError. */
+  open(node: WorkflowNode, workflowId: string): Record<string, unknown> {
+    return this.mapSecrets([node], (n, path, value) => {
+      if (!value.startsWith(SEALED)) return value;
+      try {
+        return decrypt(this.key, value.slice(SEALED.length), aadOf(workflowId, n.id, path)).toString('utf8');
+      } catch {
+        throw new SealedSecretError(n.id, path.join('.'));
+      }
+    })[0].parameters;
+  }
+
+  /**
+   * Stored nodes with their secrets opened, for an update to restore from and seal again. One that
+   * no longer opens counts as none stored (the placeholder): the update must send it anew.
+   */
+  openAll(nodes: WorkflowNode[], workflowId: string): WorkflowNode[] {
+    return this.mapSecrets(nodes, (node, path, value) => {
+      if (!value.startsWith(SEALED)) return value;
+      try {
+        return decrypt(this.key, value.slice(SEALED.length), aadOf(workflowId, node.id, path)).toString('utf8');
+      } catch {
+        return SECRET_PLACEHOLDER;
+      }
+    });
+  }
+
+  /** `nodes` with `fn` applied to every secret string; untouched nodes are returned as they are. */
+  private mapSecrets(nodes: WorkflowNode[], fn: (node: WorkflowNode, path: string[], value: string) => string): WorkflowNode[] {
     return nodes.map((node) => {
-      const paths = this.pathsOf(node.type);
-      if (!paths.length) return node;
       let parameters = node.parameters;
-      for (const path of paths) {
-        if (typeof valueAt(parameters, path) !== 'string') continue;
-        parameters = withValueAt(parameters, path, SECRET_PLACEHOLDER);
+      for (const path of this.pathsOf(node.type)) {
+        const value = valueAt(parameters, path);
+        if (typeof value !== 'string') continue;
+        const next = fn(node, path, value);
+        if (next !== value) parameters = withValueAt(parameters, path, next);
       }
       return parameters === node.parameters ? node : { ...node, parameters };
     });
   }
 
+  /** The nodes as readers see them: every secret string replaced by the placeholder. */
+  redact(nodes: WorkflowNode[]): WorkflowNode[] {
+    return this.mapSecrets(nodes, () => SECRET_PLACEHOLDER);
+  }
+
   /**
-   * The nodes to store: a placeholder sent back is replaced by the value stored for the same node
-   * (same id and type) at the same place. A placeholder with nothing stored behind it (a new node,
-   * another type, a create) is a 400 naming the node and field rather than a secret of that text.
+   * The nodes to seal and store: a placeholder sent back is replaced by the value stored for the
+   * same node (same id and type) at the same place (`previous`: opened, see openAll). A
+   * placeholder with nothing stored behind it (a new node, another type, a create) is a 400
+   * naming the node and field rather than a secret of that text.
    */
   restore(nodes: WorkflowNode[], previous: WorkflowNode[]): WorkflowNode[] {
     return nodes.map((node) => {
@@ -76,6 +132,10 @@ export class SecretParameters {
     }
     return paths;
   }
+}
+
+function aadOf(workflowId: string, nodeId: string, path: string[]): string {
+  return `workflow-secret:${workflowId}:${nodeId}:${path.join('.')}`;
 }
 
 function valueAt(root: unknown, path: string[]): unknown {

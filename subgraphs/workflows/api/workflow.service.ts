@@ -7,7 +7,7 @@ import { pageResult, toPage, type PageResult } from '../../../core/pagination';
 import type { WorkspaceRole } from '../../../core/principal';
 import { WorkflowEntity } from '../model/entities';
 import type { NodeRegistry } from '../nodes/types';
-import { SecretParameters } from './secret-parameters';
+import type { SecretParameters } from './secret-parameters';
 import type { TriggerRegistrar } from './triggers';
 import { toWorkflow } from './workflow.mapper';
 import type { CreateWorkflowArgs, DeletedWorkflow, ListWorkflowsArgs, UpdateWorkflowArgs, Workflow } from './workflow.types';
@@ -17,6 +17,8 @@ export interface WorkflowServiceOptions {
   dataSource: DataSource;
   registry: NodeRegistry;
   triggers: TriggerRegistrar;
+  /** Seals, redacts and restores secret parameters (secret-parameters.ts). */
+  secrets: SecretParameters;
   publicUrl?: string;
   /** Told after a transaction that changed a workflow's live triggers commits (webhook routes drop their cache). */
   onTriggersChanged?(workflowId: string): void;
@@ -30,7 +32,7 @@ export class WorkflowService {
   private readonly secrets: SecretParameters;
 
   constructor(private readonly o: WorkflowServiceOptions) {
-    this.secrets = new SecretParameters(o.registry);
+    this.secrets = o.secrets;
   }
 
   private get repo() {
@@ -73,12 +75,13 @@ export class WorkflowService {
     const description = optionalDescription(args.description);
     const graph = validateGraph(this.o.registry, { nodes: args.nodes, connections: args.connections, settings: args.settings });
     const now = new Date();
+    const id = newId(ID_PREFIX.workflow);
     const row: WorkflowEntity = {
-      id: newId(ID_PREFIX.workflow),
+      id,
       workspaceId,
       name,
       description,
-      nodes: this.secrets.restore(graph.nodes, []),
+      nodes: this.secrets.seal(this.secrets.restore(graph.nodes, []), id),
       connections: graph.connections,
       settings: graph.settings,
       version: 1,
@@ -97,15 +100,16 @@ export class WorkflowService {
     return this.changingTriggers(args.id, () => this.o.dataSource.transaction(async (manager) => {
       const row = await this.load(ctx, args.id, 'member', manager, true);
       const previousNodes = row.nodes;
+      const previousOpened = this.secrets.openAll(row.nodes, row.id);
       if (args.name !== undefined && args.name !== null) row.name = requireName(args.name);
       if (args.description !== undefined) row.description = optionalDescription(args.description);
       const graph = validateGraph(this.o.registry, {
-        nodes: args.nodes ?? row.nodes,
+        nodes: args.nodes ?? previousOpened,
         connections: args.connections !== undefined && args.connections !== null ? args.connections : row.connections,
         settings: args.settings ?? row.settings,
       });
       // Placeholders sent back (the client saves what it read) keep the stored secrets.
-      row.nodes = this.secrets.restore(graph.nodes, previousNodes);
+      row.nodes = this.secrets.seal(this.secrets.restore(graph.nodes, previousOpened), row.id);
       row.connections = graph.connections;
       row.settings = graph.settings;
       row.version += 1;

@@ -7,7 +7,7 @@ import { ID_PREFIX, newId } from '../../../core/ids';
 import type { Logger } from '../../../core/logger';
 import { ENVELOPE_HEADER, type Envelope } from '../../../core/principal';
 import type { RawHttpRoutes } from '../../../core/subgraph';
-import { SECRET_PLACEHOLDER } from '../api/secret-parameters';
+import { SECRET_PLACEHOLDER, type SecretParameters } from '../api/secret-parameters';
 import type { ReplyWaiter, WebhookResponse } from '../engine/replies';
 import type { ExecutionStarter } from '../executions/execution-starter';
 import type { WorkflowConnection, WorkflowNode, WorkflowSettings } from '../model/entities';
@@ -18,6 +18,8 @@ export interface WebhookDeps {
   /** This process's reply channel: the engine sends the answer there. */
   replies: ReplyWaiter;
   starter: ExecutionStarter;
+  /** Opens the node's sealed auth secret. */
+  secrets: SecretParameters;
   config: { workflows: Pick<WorkflowsConfig, 'webhookMaxBodyBytes'> };
   logger: Logger;
   /** How long a caller waits for a lastNode / respondNode answer before a 504, ms. @defaultValue 30000 */
@@ -38,6 +40,8 @@ interface Registration {
   version: number;
   definition: { nodes: WorkflowNode[]; connections: WorkflowConnection[]; settings: WorkflowSettings };
   node: WorkflowNode;
+  /** The node's parameters with its auth secret opened; null when it does not open (every call is then refused, 403). */
+  authParameters: Record<string, unknown> | null;
   method: string;
   path: string;
 }
@@ -63,7 +67,7 @@ export function createWebhookRoutes(deps: WebhookDeps): WebhookRoutes {
     const key = `${workflowId}\u0000${nodeId}`;
     const hit = cache.get(key);
     if (hit && Date.now() - hit.at < cacheTtlMs) return hit.value;
-    const value = load(db, workflowId, nodeId);
+    const value = load(db, deps.secrets, logger, workflowId, nodeId);
     cache.set(key, { at: Date.now(), value });
     value.then(
       (reg) => {
@@ -110,7 +114,7 @@ export function createWebhookRoutes(deps: WebhookDeps): WebhookRoutes {
     }
 
     const parameters = reg.node.parameters ?? {};
-    if (!verifyWebhookAuth(parameters, { headers: req.headers, rawBody: raw })) {
+    if (!reg.authParameters || !verifyWebhookAuth(reg.authParameters, { headers: req.headers, rawBody: raw })) {
       const missing = credentialMissing(parameters, req.headers);
       return sendError(res, missing ? 'UNAUTHENTICATED' : 'FORBIDDEN', missing ? 'This webhook requires authentication' : 'Webhook authentication failed', requestId);
     }
@@ -233,7 +237,7 @@ export function createWebhookRoutes(deps: WebhookDeps): WebhookRoutes {
   };
 }
 
-async function load(db: DataSource, workflowId: string, nodeId: string): Promise<Registration | null> {
+async function load(db: DataSource, secrets: SecretParameters, logger: Logger, workflowId: string, nodeId: string): Promise<Registration | null> {
   const [row] = (await db.query(
     `SELECT r.method, w.workspace_id, w.version, w.nodes, w.connections, w.settings
        FROM workflows.webhook_registrations r JOIN workflows.workflows w ON w.id = r.workflow_id
@@ -244,12 +248,20 @@ async function load(db: DataSource, workflowId: string, nodeId: string): Promise
   const node = row.nodes.find((n) => n.id === nodeId);
   if (!node || node.type !== 'webhook') return null;
   const route = webhookRoute(node.parameters ?? {});
+  let authParameters: Record<string, unknown> | null;
+  try {
+    authParameters = secrets.open(node, workflowId);
+  } catch (err) {
+    logger.error('a webhook\'s auth secret does not open: every call is refused until it is set again', { err, workflowId, nodeId });
+    authParameters = null;
+  }
   return {
     workflowId,
     workspaceId: row.workspace_id,
     version: row.version,
     definition: { nodes: row.nodes, connections: row.connections, settings: row.settings ?? {} },
     node,
+    authParameters,
     method: (row.method || route.method).toUpperCase(),
     path: route.path,
   };

@@ -4,6 +4,7 @@ import type { Logger } from '../../../core/logger';
 import { createQueue } from '../../../core/queues';
 import { createRedis, type Redis } from '../../../core/redis';
 import { workflowsSubgraph } from '../../../subgraphs/workflows';
+import { SecretParameters } from '../../../subgraphs/workflows/api/secret-parameters';
 import { WatchedExecutions } from '../../../subgraphs/workflows/engine/events';
 import { ExecutionStarter } from '../../../subgraphs/workflows/executions/execution-starter';
 import { createNodeRegistry } from '../../../subgraphs/workflows/nodes';
@@ -17,6 +18,8 @@ export interface WorkflowsContext {
   logger: Logger;
   dataSource: DataSource;
   registry: NodeRegistry;
+  /** Opens the sealed secret parameters of saved workflows' nodes. */
+  secrets: SecretParameters;
   starter: ExecutionStarter;
   services: NodeServices;
   /** The worker's Redis connection for workflows (the queue's; concurrency slots). */
@@ -51,11 +54,13 @@ async function build(ctx: ProcessorContext): Promise<WorkflowsContext> {
   // Schedules start executions through the same starter as the API.
   const starter = new ExecutionStarter(dataSource, queue);
   const logger = ctx.logger.child({ domain: 'workflows' });
+  const registry = createNodeRegistry({ trustedPlugins: ctx.config.workflows.trustedPlugins });
   return {
     ctx,
     logger,
     dataSource,
-    registry: createNodeRegistry({ trustedPlugins: ctx.config.workflows.trustedPlugins }),
+    registry,
+    secrets: new SecretParameters(registry, ctx.config.secretsEncryptionKey),
     starter,
     // sandbox-exec and ai-chat reach compute and ai through their internal routes.
     services: internalNodeServices(ctx, logger),

@@ -508,7 +508,8 @@ async function runNode(
   };
   const skip = ((type.definition as { noExpressions?: readonly string[] }).noExpressions ?? []) as readonly string[];
   const resolved = new Map<number, Record<string, unknown>>();
-  const rawParameters = node.parameters ?? {};
+  // Saved workflows' secret parameters are sealed in the definition; in-memory ones never are.
+  const rawParameters = execution.workflow_id ? w.secrets.open(node, execution.workflow_id) : (node.parameters ?? {});
   const context: NodeExecutionContext = {
     executionId: execution.id,
     workspaceId: execution.workspace_id,
