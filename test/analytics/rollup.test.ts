@@ -248,6 +248,33 @@ describe('the daily sessions rollup', () => {
     expect((await stats(mine, at(-1, 0), at(2, 0))).totals.sessions).toBe(6);
   });
 
+  it('goes on with the other days when one fails, and rolls that one at a later run', async () => {
+    const site = await install();
+    await seed(site, 7000);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const bad = dayOf(at(0, 0));
+    await dataSource.query(
+      `CREATE FUNCTION analytics.refuse_day() RETURNS trigger LANGUAGE plpgsql AS $$
+       BEGIN IF NEW.installation_id = '${site}' AND NEW.day = '${bad}' THEN RAISE EXCEPTION 'refused for the test'; END IF; RETURN NEW; END $$`,
+    );
+    await dataSource.query(`CREATE TRIGGER refuse_day BEFORE INSERT ON analytics.session_days FOR EACH ROW EXECUTE FUNCTION analytics.refuse_day()`);
+    try {
+      await roller.runOnce();
+      const rows: Array<{ day: string; writes: number; rolled: number | null }> = await writes(site);
+      expect(rows.find((r) => r.day === bad)!.rolled).toBeNull();
+      expect(rows.filter((r) => r.day !== bad).every((r) => r.rolled === r.writes)).toBe(true);
+      expect(errors).toHaveLength(1);
+      // Meanwhile the stats read that day from the sessions.
+      await expectStatsAsSessions(site, at(-1, 0), at(2, 0));
+    } finally {
+      await dataSource.query(`DROP TRIGGER refuse_day ON analytics.session_days`);
+      await dataSource.query(`DROP FUNCTION analytics.refuse_day()`);
+      errors.length = 0;
+    }
+    await roller.runOnce();
+    expect((await writes(site)).every((row: { writes: number; rolled: number }) => row.rolled === row.writes)).toBe(true);
+  });
+
   it('leaves days written within quietMs for later', async () => {
     const patient = createSessionDayRoller({ dataSource, logger, options: { quietMs: 3_600_000, intervalMs: 3_600_000 } });
     try {

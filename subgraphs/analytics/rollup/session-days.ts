@@ -107,7 +107,12 @@ export function createSessionDayRoller(deps: { dataSource: DataSource; logger: L
     let rolled = 0;
     for (const { installation_id: installationId, day } of due) {
       if (closed) break;
-      if (await rollUpDay(installationId, day)) rolled++;
+      try {
+        if (await rollUpDay(installationId, day)) rolled++;
+      } catch (err) {
+        // One day failing must not hold back the others; it stays stale (read from the sessions) and is tried again next run.
+        logger.error('analytics sessions rollup of a day failed; retrying at the next run', { err, installationId, day });
+      }
     }
     return rolled;
   };
