@@ -42,8 +42,12 @@ export interface SubgraphDeps {
   logger: Logger;
 }
 
-/** A handler of a subgraph's internal HTTP API (`/internal/...`), called by the gateway and workers. */
-export type InternalRoute = (input: { body: unknown; envelope: Envelope; req: IncomingMessage }) => Promise<unknown>;
+/**
+ * A handler of a subgraph's internal HTTP API (`/internal/...`), called by the gateway and workers.
+ * `signal` aborts when the caller goes away before the answer (a cancelled workflow step): work
+ * done for it alone (a vendor call) should stop.
+ */
+export type InternalRoute = (input: { body: unknown; envelope: Envelope; req: IncomingMessage; signal: AbortSignal }) => Promise<unknown>;
 
 /**
  * Raw HTTP served by a subgraph under one path prefix, beside GraphQL (a byte-level proxy, for

@@ -164,7 +164,11 @@ export async function startSubgraph<S, L extends Record<string, unknown>>(
           return sendError(res, 'BAD_REQUEST', 'Body is not valid JSON', requestId);
         }
       }
-      return sendJson(res, 200, { data: await route({ body, envelope, req }) });
+      const callerGone = new AbortController();
+      res.once('close', () => {
+        if (!res.writableFinished) callerGone.abort();
+      });
+      return sendJson(res, 200, { data: await route({ body, envelope, req, signal: callerGone.signal }) });
     }
     return sendError(res, 'ROUTE_NOT_FOUND', `No route ${req.method} ${pathname}`, requestId);
   };

@@ -33,7 +33,7 @@ export const aiSubgraph = defineSubgraph<AiServices>({
      * `{ workspaceId, poolId | upstreamId, model, system?, prompt, maxTokens? }` → `{ text, inputTokens, outputTokens }`:
      * a workflow's ai-chat step (the worker, no principal), sent and metered like a playground chat.
      */
-    'workflows/chat': async ({ body, envelope }) => services.management.playground.workflowChat(requestContextOf(envelope), body),
+    'workflows/chat': async ({ body, envelope, signal }) => services.management.playground.workflowChat(requestContextOf(envelope), body, signal),
   }),
   rawHttp: (services) => services.proxy.routes,
   onStop: (services) => services.proxy.close(),

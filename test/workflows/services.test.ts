@@ -131,6 +131,50 @@ describe('sandbox-exec node', () => {
 });
 
 describe('ai-chat node', () => {
+  it('hangs up on the vendor when its execution is cancelled: the usage row says 499 and no answer is metered', async () => {
+    // A pool of its own: the other tests count alicePool's usage rows.
+    const pool = await created(rest(platform, 'POST', '/ai-gateway/pools', { name: 'cancel-pool', members: [{ upstreamId: aliceUpstream.id }] }, t.alice.auth));
+    standIn.clear();
+    standIn.behavior.delayMs = 5000;
+    try {
+      const wf = await createWorkflow(platform, t.alice, {
+        nodes: [
+          { id: 'start', type: 'manual-trigger', name: 'Start', parameters: {} },
+          { id: 'step', type: 'ai-chat', name: 'Step', parameters: { poolId: pool.id, model: 'gpt-4o-mini', prompt: 'cancel me' } },
+        ],
+        connections: [{ from: 'start', to: 'step' }],
+      });
+      const execution = await json(await rest(platform, 'POST', `/workflows/${wf.id}/execute`, {}, t.alice.auth));
+      await eventually(() => standIn.requests.some((r) => JSON.stringify(r.body).includes('cancel me')), 10_000, 'the vendor to get the request');
+      const started = Date.now();
+      const cancel = await rest(platform, 'POST', `/workflows/${wf.id}/executions/${execution.id}/cancel`, undefined, t.alice.auth);
+      const cancelBody = await json(cancel);
+      expect(cancel.status === 200 ? 200 : JSON.stringify(cancelBody)).toBe(200);
+      const ended = await eventually(
+        async () => {
+          const row = await json(await rest(platform, 'GET', `/workflows/${wf.id}/executions/${execution.id}`, undefined, t.alice.auth));
+          return row.status === 'cancelled' ? row : undefined;
+        },
+        10_000,
+        'the execution to be cancelled',
+      );
+      expect(ended.status).toBe('cancelled');
+      const usage = await eventually(
+        async () => {
+          const { rows } = await t.pg.query(`SELECT status, output_tokens FROM ai.usage WHERE pool_id = $1`, [pool.id]);
+          return rows.length ? rows : undefined;
+        },
+        4000,
+        'the usage row',
+      );
+      expect(usage).toEqual([{ status: 499, output_tokens: 0 }]);
+      expect(Date.now() - started).toBeLessThan(4500);
+    } finally {
+      standIn.behavior.delayMs = 0;
+    }
+  });
+
+
   it('answers through a pool of the workspace with the upstream\'s text and tokens, and records usage for the workspace', async () => {
     standIn.clear();
     const { execution, step } = await runNode(t.alice, { type: 'ai-chat', parameters: { poolId: alicePool.id, model: 'gpt-4o-mini', system: 'You are terse.', prompt: 'hello there', maxTokens: 64 } });
@@ -293,6 +337,35 @@ describe('internal routes', () => {
       expect(upstream.status).toBe(404);
       expect(upstream.body.error).toMatchObject({ code: 'NOT_FOUND', message: `Upstream ${aliceUpstream.id} not found` });
       expect(standIn.requests).toHaveLength(0);
+    });
+
+    it('stops the vendor call and records 499 when the caller hangs up (a cancelled step), rather than metering an answer no one gets', async () => {
+      const pool = await created(rest(platform, 'POST', '/ai-gateway/pools', { name: 'hang-up-pool', members: [{ upstreamId: aliceUpstream.id }] }, t.alice.auth));
+      standIn.clear();
+      standIn.behavior.delayMs = 4000;
+      const started = Date.now();
+      try {
+        const caller = new AbortController();
+        const call = fetch(`${baseOf('ai')}/internal/workflows/chat`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', [ENVELOPE_HEADER]: envelope() },
+          body: JSON.stringify({ ...good(), poolId: pool.id, prompt: 'hang up on me' }),
+          signal: caller.signal,
+        }).catch((err: unknown) => err);
+        await eventually(() => standIn.requests.length > 0, 5000, 'the vendor to get the request');
+        caller.abort();
+        expect((await call) as Error).toMatchObject({ name: 'AbortError' });
+        const row = await eventually(
+          async () => (await t.pg.query(`SELECT status, input_tokens, output_tokens FROM ai.usage WHERE pool_id = $1`, [pool.id])).rows[0],
+          3000,
+          'the usage row',
+        );
+        expect(row).toEqual({ status: 499, input_tokens: 0, output_tokens: 0 });
+        // Recorded before the vendor would have answered: the call was stopped, not waited out.
+        expect(Date.now() - started).toBeLessThan(3500);
+      } finally {
+        standIn.behavior.delayMs = 0;
+      }
     });
 
     it('refuses a call without the internal signature', async () => {

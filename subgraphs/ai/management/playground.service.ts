@@ -39,7 +39,7 @@ export class PlaygroundService {
    * belong to that workspace (404 otherwise). A signed user principal, if one ever comes, must
    * also be a member there.
    */
-  async workflowChat(ctx: RequestContext, body: unknown): Promise<WorkflowChatResult> {
+  async workflowChat(ctx: RequestContext, body: unknown, signal?: AbortSignal): Promise<WorkflowChatResult> {
     const input = parseWorkflowChatInput(body);
     if (ctx.principal) requireWorkspaceRole(ctx, input.workspaceId, 'member');
     const target = input.poolId ? await this.o.pools.loadInWorkspace(input.workspaceId, input.poolId) : await this.o.upstreams.loadInWorkspace(input.workspaceId, input.upstreamId!);
@@ -48,6 +48,8 @@ export class PlaygroundService {
       ...(input.poolId ? { poolId: input.poolId } : { upstreamId: input.upstreamId }),
       requestId: newRequestId('req_wf'),
       userId: ctx.principal?.userId ?? null,
+      // A cancelled step hangs up: the vendor call stops rather than completing (and being metered) for no one.
+      ...(signal ? { signal } : {}),
     };
     const answer = await this.sendChat(routing, { model: input.model, system: input.system, messages: [{ role: 'user', content: input.prompt }], maxTokens: input.maxTokens });
     return { text: answer.text, inputTokens: answer.usage.inputTokens, outputTokens: answer.usage.outputTokens };

@@ -13,6 +13,8 @@ export interface PlaygroundRouting {
   requestId: string;
   /** Who asked (usage attribution); null for the platform itself. */
   userId: string | null;
+  /** Aborts when the caller is gone: the upstream call stops, and the usage row says 499. */
+  signal?: AbortSignal;
 }
 
 export interface PlaygroundResult<T> {

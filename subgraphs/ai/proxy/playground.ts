@@ -46,7 +46,12 @@ export function createPlaygroundEngine(services: ProxyServices): PlaygroundEngin
       exchange.finish(services.recorder, 404, `The model '${model}' is not served here`);
       throw new ValidationError(`The model '${model}' is not served by this ${input.poolId ? 'pool' : 'upstream'}`, { field: 'model' });
     }
-    const outcome = await forwardWithFailover(services.failover, exchange, target.candidates, target.maxAttempts, NEVER, build);
+    const signal = input.signal ?? NEVER;
+    const outcome = await forwardWithFailover(services.failover, exchange, target.candidates, target.maxAttempts, signal, build);
+    if (outcome.kind === 'failed' && outcome.failure.kind === 'client_gone') {
+      exchange.finish(services.recorder, 499, 'The caller went away');
+      throw new UnavailableError('The caller went away before the upstream answered');
+    }
     if (outcome.kind === 'failed') {
       const error = failureError(outcome.failure);
       exchange.finish(services.recorder, error.status, error.message);
@@ -65,6 +70,10 @@ export function createPlaygroundEngine(services: ProxyServices): PlaygroundEngin
       exchange.firstByte();
       result = read(JSON.parse(raw.toString('utf8')), committed.candidate);
     } catch (err) {
+      if (signal.aborted) {
+        exchange.finish(services.recorder, 499, 'The caller went away');
+        throw new UnavailableError('The caller went away before the upstream answered');
+      }
       const message = err instanceof UpstreamFormatError || err instanceof SyntaxError ? `The upstream answer could not be read: ${err.message}` : `The upstream answer failed: ${(err as Error).message}`;
       exchange.finish(services.recorder, 502, message);
       throw new DomainError('UPSTREAM_UNAVAILABLE', message);

@@ -176,12 +176,15 @@ export class ExecutionService {
     await this.loadFor(ctx, args, 'member');
     const at = new Date();
     const queued = await this.repo.update({ id: executionId, status: 'queued' }, { status: 'cancelled', cancelRequested: true, finishedAt: at, error: 'Cancelled' });
+    // Whether this call changed anything; the engine may end a running execution before the row is read back.
+    let requested = Boolean(queued.affected);
     if (queued.affected) {
       await this.o.queue.remove(executionId).catch((err) => this.o.logger.warn('could not remove the job of a cancelled execution', { executionId, err }));
       const event: ExecutionEvent = { type: 'status', executionId, status: 'cancelled', error: 'Cancelled', at: at.toISOString() };
       this.o.pubsub.publish(TOPICS.workflowExecution, event, executionId);
     } else {
       const running = await this.repo.update({ id: executionId, status: In(['running', 'waiting']) }, { cancelRequested: true });
+      requested = Boolean(running.affected);
       if (running.affected) {
         const signal: CancelRequestedSignal = { type: 'cancel-requested', executionId, at: at.toISOString() };
         this.o.pubsub.publish(TOPICS.workflowExecution, signal, executionId);
@@ -191,7 +194,8 @@ export class ExecutionService {
       }
     }
     const row = await this.loadFor(ctx, args, 'member');
-    if (isFinished(row.status) && !(queued.affected && row.status === 'cancelled')) throw new InvalidStateError('execution', row.status, 'cancel');
+    // 409 only for an execution that had ended before this call.
+    if (isFinished(row.status) && !requested) throw new InvalidStateError('execution', row.status, 'cancel');
     return toExecution(row, await this.steps(row.id));
   }
 
