@@ -63,6 +63,23 @@ export function sendUpgradeError(socket: Duplex, code: string, message: string, 
   setTimeout(() => socket.destroy(), 1000).unref();
 }
 
+/**
+ * A server's 'clientError': a request Node's parser refused before any handler saw it (request
+ * line or headers past the 16 KiB limit, a malformed request). Answered in the platform's error
+ * shape, instead of Node's bare status line, and the connection closed.
+ */
+export function answerClientError(err: Error & { code?: string }, socket: Duplex, newRequestId: () => string): void {
+  if (socket.destroyed || !socket.writable || err.code === 'ECONNRESET') {
+    socket.destroy();
+    return;
+  }
+  if (err.code === 'HPE_HEADER_OVERFLOW') {
+    sendUpgradeError(socket, 'HEADERS_TOO_LARGE', 'The request line and headers may not exceed 16 KiB (long query strings: send the values in a body)', newRequestId());
+  } else {
+    sendUpgradeError(socket, 'BAD_REQUEST', 'The request is not valid HTTP/1.1', newRequestId());
+  }
+}
+
 /** The caller's address: the socket's peer (proxies are not trusted unless configured). */
 export function clientAddress(req: IncomingMessage): string {
   return req.socket.remoteAddress ?? 'unknown';

@@ -12,7 +12,8 @@ import type { SubgraphName } from '../core/config';
 import { serveApolloRequest } from '../core/apollo-http';
 import { DomainError } from '../core/errors';
 import { maskError } from '../core/errors/mask';
-import { readBody, sendError, sendJson } from '../core/http';
+import { answerClientError, readBody, sendError, sendJson } from '../core/http';
+import { newId } from '../core/ids';
 import { closeOnce, closeServer } from '../core/lifecycle';
 import type { PlatformRuntime, RawHttpRoutes } from '../core/subgraph';
 import { createRestHandler, type RawRouteHandler, type RestExecutor } from '../rest-compat';
@@ -274,6 +275,7 @@ export async function startGateway(runtime: PlatformRuntime, options: GatewayOpt
 
   const server = createServer((req, res) => void handle(req, res));
   server.keepAliveTimeout = 65_000;
+  server.on('clientError', (err, socket) => answerClientError(err, socket, () => newId('req')));
   server.on('upgrade', (req, socket, head) => {
     const pathname = (req.url ?? '/').split('?')[0];
     if (portProxy.matches(pathname)) return portProxy.upgrade(req, socket, head);

@@ -10,6 +10,8 @@ export const ERROR_STATUS = {
   CONFLICT: 409,
   INVALID_STATE: 409,
   PAYLOAD_TOO_LARGE: 413,
+  /** The request line or headers exceed the server's limit (Node's 16 KiB); answered before any route. */
+  HEADERS_TOO_LARGE: 431,
   RATE_LIMITED: 429,
   INTERNAL: 500,
   /** A proxied upstream (an app in a sandbox) did not answer: nothing listening, closed, or too slow. */

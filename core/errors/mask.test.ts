@@ -15,6 +15,18 @@ describe('maskError', () => {
     expect(onInternal).toHaveBeenCalled();
   });
 
+  it('turns a value PostgreSQL refuses (a NUL byte) into VALIDATION_FAILED, not INTERNAL, and still reports it', () => {
+    const onInternal = jest.fn();
+    const refused = Object.assign(new Error('invalid byte sequence for encoding "UTF8": 0x00'), { name: 'QueryFailedError', code: '22021' });
+    const masked = maskError({ message: refused.message }, new GraphQLError('x', { originalError: refused }), { onInternal });
+    expect(masked.extensions).toEqual({ code: 'VALIDATION_FAILED' });
+    expect(masked.message).not.toContain('0x00');
+    expect(onInternal).toHaveBeenCalledWith(refused);
+    // Other database failures stay INTERNAL.
+    const down = Object.assign(new Error('relation does not exist'), { name: 'QueryFailedError', code: '42P01' });
+    expect(maskError({ message: 'x' }, new GraphQLError('x', { originalError: down })).extensions).toEqual({ code: 'INTERNAL' });
+  });
+
   it('maps framework codes and never echoes a coerced value', () => {
     const masked = maskError(
       { message: 'Variable "$value" got invalid value 987654321; String cannot represent a non string value: 987654321', extensions: { code: 'BAD_USER_INPUT' } },

@@ -13,6 +13,12 @@ const FRAMEWORK_CODES: Record<string, ErrorCode> = {
   OPERATION_RESOLUTION_FAILURE: 'BAD_REQUEST',
 };
 
+/**
+ * SQLSTATEs of a value PostgreSQL refuses as such: invalid byte sequence (a NUL in text, 22021),
+ * untranslatable character (22P05), invalid text representation (22P02).
+ */
+const REFUSED_VALUE_STATES = new Set(['22021', '22P05', '22P02']);
+
 export interface MaskOptions {
   /** Keep the original message of unexpected errors (development only). @defaultValue false */
   exposeInternals?: boolean;
@@ -48,6 +54,13 @@ export function maskError(formatted: GraphQLFormattedError, error: unknown, opti
       path: formatted.path,
       extensions: { code: FRAMEWORK_CODES[code], ...(validationErrors ? { details: { validationErrors } } : {}) },
     };
+  }
+  const sqlState = (original as { code?: unknown } | undefined)?.code;
+  if (typeof sqlState === 'string' && REFUSED_VALUE_STATES.has(sqlState) && (original as { name?: unknown }).name === 'QueryFailedError') {
+    // A value the caller sent that PostgreSQL cannot store or parse (a NUL byte, say), which no
+    // validation caught: the caller's mistake, though the gap is ours, so it is logged too.
+    options.onInternal?.(original);
+    return { message: 'A value in the request cannot be used (it holds characters or a form that cannot be stored)', path: formatted.path, extensions: { code: 'VALIDATION_FAILED' } };
   }
   options.onInternal?.(original ?? error);
   return {

@@ -14,7 +14,8 @@ import { openSubgraphDatabase } from '../database';
 import { closeOnce, closeServer } from '../lifecycle';
 import { DomainError } from '../errors';
 import { maskError } from '../errors/mask';
-import { errorBody, readBody, sendError, sendJson } from '../http';
+import { newId } from '../ids';
+import { answerClientError, errorBody, readBody, sendError, sendJson } from '../http';
 import { ENVELOPE_HEADER, verifyEnvelope, type Envelope } from '../principal';
 import { createRedis } from '../redis';
 import { buildFederatedSchema } from './build-schema';
@@ -182,6 +183,7 @@ export async function startSubgraph<S, L extends Record<string, unknown>>(
     });
   });
   server.keepAliveTimeout = 65_000;
+  server.on('clientError', (err, socket) => answerClientError(err, socket, () => newId('req')));
 
   // Upgrades are routed by path: graphql-ws on /graphql, the raw routes' prefix to them, nothing else.
   const wss = new WebSocketServer({ noServer: true, maxPayload: config.maxBodyBytes });

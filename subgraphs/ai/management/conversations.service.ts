@@ -20,7 +20,8 @@ export class ConversationService {
   }
 
   async get(ctx: RequestContext, requestId: string): Promise<AiConversation> {
-    const row = requestId.length <= 200 ? await this.conversations.findByRequestId(requestId) : null;
+    // Request ids are printable ASCII; anything else (a NUL the database would refuse) is simply not found.
+    const row = /^[\x21-\x7e]{1,200}$/.test(requestId) ? await this.conversations.findByRequestId(requestId) : null;
     if (!row || !ctx.principal?.memberships[row.workspaceId]) throw new NotFoundError('Conversation', requestId.slice(0, 200));
     requireWorkspaceRole(ctx, row.workspaceId, 'viewer');
     const usage = await this.conversations.usageOf(row.requestId);
