@@ -84,7 +84,7 @@ export const computeSubgraph = defineSubgraph<ComputeServices, ComputeLoaders>({
      * `{ workspaceId, sandboxId, command, timeoutSeconds? }` → `{ exitCode, stdout, stderr, timedOut }`:
      * a workflow's sandbox-exec step (the worker, no principal), run as POST /sandboxes/{id}/exec runs it.
      */
-    'workflows/sandbox-exec': async ({ body, envelope }) => services.io.execForWorkflow(requestContextOf(envelope), body),
+    'workflows/sandbox-exec': async ({ body, envelope, signal }) => services.io.execForWorkflow(requestContextOf(envelope), body, signal),
   }),
   // Ports added to sandboxes, proxied here from the gateway's /v1/sandboxes/{id}/ports/{port}/proxy/.
   rawHttp: (services) =>

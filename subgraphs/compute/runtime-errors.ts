@@ -2,6 +2,7 @@ import { DomainError, InvalidStateError, NotFoundError, PayloadTooLargeError, Un
 import {
   ContainerNotFoundError,
   ContainerNotRunningError,
+  ExecAbortedError,
   FileNotFoundError,
   FileTooLargeError,
   ImageNotFoundError,
@@ -20,6 +21,7 @@ export function toDomainError(err: unknown, sandboxId: string): unknown {
   }
   if (err instanceof ImageNotFoundError) return new ValidationError(`Image ${err.ref} is not available on the engine`, { field: 'image' });
   if (err instanceof RuntimeUnavailableError) return new UnavailableError('The container engine is unreachable; try again shortly');
+  if (err instanceof ExecAbortedError) return new UnavailableError('The command was killed: its caller went away');
   return err;
 }
 

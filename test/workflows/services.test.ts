@@ -120,6 +120,24 @@ describe('sandbox-exec node', () => {
   });
 
 
+  it('kills the command in the sandbox when its execution is cancelled', async () => {
+    const pidFile = `/tmp/cancelled-${randomBytes(4).toString('hex')}`;
+    const wf = await createWorkflow(platform, t.alice, {
+      nodes: [
+        { id: 'start', type: 'manual-trigger', name: 'Start', parameters: {} },
+        { id: 'step', type: 'sandbox-exec', name: 'Step', parameters: { sandboxId: aliceSandbox.id, command: `echo $$ > ${pidFile}; exec sleep 60`, timeoutSeconds: 120 } },
+      ],
+      connections: [{ from: 'start', to: 'step' }],
+    });
+    const execution = await json(await rest(platform, 'POST', `/workflows/${wf.id}/execute`, {}, t.alice.auth));
+    const alive = async () => (await execIn(platform, t.alice, aliceSandbox.id, { command: `test -s ${pidFile} && kill -0 "$(cat ${pidFile})" 2>/dev/null && echo alive || echo gone` })).body.stdout;
+    await eventually(async () => (await alive()) === 'alive\n', 15_000, 'the command to run');
+    expect((await rest(platform, 'POST', `/workflows/${wf.id}/executions/${execution.id}/cancel`, undefined, t.alice.auth)).status).toBe(200);
+    await eventually(async () => (await json(await rest(platform, 'GET', `/workflows/${wf.id}/executions/${execution.id}`, undefined, t.alice.auth))).status === 'cancelled', 10_000, 'the execution to be cancelled');
+    // Killed, not left to run out its 60 s.
+    await eventually(async () => (await alive()) === 'gone\n', 10_000, 'the command to be killed');
+  });
+
   it('stops waiting for a command when the execution times out', async () => {
     const started = Date.now();
     const { execution, step } = await runNode(t.alice, { type: 'sandbox-exec', parameters: { sandboxId: aliceSandbox.id, command: ['sleep', '30'], timeoutSeconds: 60 } }, { timeoutSeconds: 1 });

@@ -5,6 +5,7 @@ import type Docker from 'dockerode';
 import {
   ContainerNotFoundError,
   ContainerNotRunningError,
+  ExecAbortedError,
   ImageNotFoundError,
   RuntimeUnavailableError,
 } from './errors';
@@ -268,6 +269,8 @@ async function killAndDrain(docker: Docker, containerId: string, started: Starte
 }
 
 export async function runExec(docker: Docker, containerId: string, options: ExecOptions): Promise<ExecResult> {
+  const { signal } = options;
+  if (signal?.aborted) throw new ExecAbortedError();
   const t0 = performance.now();
   const started = await startExec(docker, containerId, options);
   const { socket } = started;
@@ -275,14 +278,25 @@ export async function runExec(docker: Docker, containerId: string, options: Exec
   const stderr = new CappedSink(options.maxOutputBytes);
   docker.modem.demuxStream(socket, stdout, stderr);
   const ended = whenEnded(socket);
+  // The caller going away ends the wait like the timeout does, and kills the process the same way.
+  let onAbort = (): void => undefined;
+  const abandoned = signal
+    ? new Promise<boolean>((resolve) => {
+        onAbort = () => resolve(false);
+        signal.addEventListener('abort', onAbort, { once: true });
+        if (signal.aborted) onAbort();
+      })
+    : null;
 
   let timedOut = false;
   try {
-    if (!(await withTimeout(ended, options.timeoutMs, false))) {
-      timedOut = true;
+    if (!(await withTimeout(abandoned ? Promise.race([ended, abandoned]) : ended, options.timeoutMs, false))) {
+      timedOut = !signal?.aborted;
       await killAndDrain(docker, containerId, started, ended);
+      if (signal?.aborted) throw new ExecAbortedError();
     }
   } finally {
+    signal?.removeEventListener('abort', onAbort);
     socket.destroy();
   }
   const exitCode = timedOut ? 124 : await exitCodeOf(started.exec).catch((err) => Promise.reject(mapEngineError(err, { containerId })));

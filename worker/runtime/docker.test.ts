@@ -5,6 +5,7 @@ import {
   ContainerNotFoundError,
   ContainerNotRunningError,
   DockerRuntime,
+  ExecAbortedError,
   FileNotFoundError,
   FileTooLargeError,
   IsDirectoryError,
@@ -239,6 +240,19 @@ describe('exec', () => {
     expect(tree.timedOut).toBe(true);
     const left = await eventually(() => processes(box), (ps) => !ps.some((p) => /^sleep 3[012]\b/.test(p)), 2000);
     expect(left.filter((p) => /^sleep 3[012]\b/.test(p))).toEqual([]);
+  });
+
+  it('kills a command, with its children, when its signal aborts, and rejects with ExecAbortedError', async () => {
+    const caller = new AbortController();
+    setTimeout(() => caller.abort(), 300);
+    const t0 = Date.now();
+    await expect(run(box, ['/bin/sh', '-c', 'sleep 33 & sleep 34 & wait'], { timeoutMs: 60_000, signal: caller.signal })).rejects.toBeInstanceOf(ExecAbortedError);
+    expect(Date.now() - t0).toBeLessThan(5000);
+    const left = await eventually(() => processes(box), (ps) => !ps.some((p) => /^sleep 3[34]\b/.test(p)), 2000);
+    expect(left.filter((p) => /^sleep 3[34]\b/.test(p))).toEqual([]);
+    // Aborted before it starts: nothing runs.
+    await expect(run(box, ['touch', '/tmp/never'], { signal: AbortSignal.abort() })).rejects.toBeInstanceOf(ExecAbortedError);
+    expect((await run(box, ['/bin/sh', '-c', 'test -e /tmp/never; echo $?'])).stdout.toString()).toBe('1\n');
   });
 
   it('streams output in order and ends with the exit event', async () => {

@@ -57,3 +57,11 @@ export class RuntimeUnavailableError extends Error {
     this.name = 'RuntimeUnavailableError';
   }
 }
+
+/** An exec whose signal aborted (its caller went away): the process was killed, and there is no result. */
+export class ExecAbortedError extends Error {
+  constructor() {
+    super('The command was killed: its caller went away');
+    this.name = 'ExecAbortedError';
+  }
+}

@@ -124,6 +124,11 @@ export interface ExecOptions {
   stdin?: Buffer;
   /** Kills the process after this long. */
   timeoutMs: number;
+  /**
+   * Kills the process when it aborts (its caller is gone: a cancelled workflow step); the exec
+   * then rejects with ExecAbortedError. Streams take their own signal.
+   */
+  signal?: AbortSignal;
   /** Output kept per stream; the rest is counted and dropped (`stdoutTruncated`). */
   maxOutputBytes: number;
 }

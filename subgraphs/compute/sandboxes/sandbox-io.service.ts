@@ -61,17 +61,18 @@ export class SandboxIoService {
    * belong to that workspace (404 otherwise) and be running (409). A signed user principal, if
    * one ever comes, must also be a member there.
    */
-  async execForWorkflow(ctx: RequestContext, body: unknown): Promise<WorkflowExecResult> {
+  async execForWorkflow(ctx: RequestContext, body: unknown, signal?: AbortSignal): Promise<WorkflowExecResult> {
     const input = parseWorkflowExecInput(body, this.o.config.execMaxTimeoutSeconds);
     if (ctx.principal) requireWorkspaceRole(ctx, input.workspaceId, 'member');
     const sandbox = await this.o.lifecycle.loadInWorkspace(input.workspaceId, input.sandboxId);
     this.o.lifecycle.requireState(sandbox, 'exec');
-    const result = await this.execIn(sandbox, { id: sandbox.id, command: input.command, timeout: input.timeoutSeconds });
+    // A cancelled step hangs up: the command is killed rather than left to run out its timeout.
+    const result = await this.execIn(sandbox, { id: sandbox.id, command: input.command, timeout: input.timeoutSeconds }, signal);
     return { exitCode: result.exitCode, stdout: result.stdout, stderr: result.stderr, timedOut: result.timedOut };
   }
 
-  private async execIn(sandbox: SandboxEntity, args: ExecArgs): Promise<ExecResult> {
-    const options = this.execOptions(args);
+  private async execIn(sandbox: SandboxEntity, args: ExecArgs, signal?: AbortSignal): Promise<ExecResult> {
+    const options = { ...this.execOptions(args), ...(signal ? { signal } : {}) };
     const result = await mapRuntimeErrors(sandbox.id, () => this.o.runtime.exec(sandbox.containerId!, options));
     return {
       exitCode: result.exitCode,
