@@ -36,7 +36,7 @@ export interface AnalyticsDeps {
   pubsub: PlatformPubSub;
   logger: Logger;
   /** Tells every process's ingestion that an installation changed (domains, deleted): cached keys are dropped. */
-  installationChanged(installationId: string): void;
+  installationChanged(installationId: string): Promise<void>;
 }
 
 export function createAnalyticsServices(deps: SubgraphDeps): AnalyticsServices {
@@ -48,7 +48,8 @@ export function createAnalyticsServices(deps: SubgraphDeps): AnalyticsServices {
     redis,
     pubsub,
     logger,
-    installationChanged: (installationId) => pubsub.publish(TOPICS.analyticsInstallationChanged, { installationId }),
+    // Settled before the answer (a removed domain is refused from the next event on); a Redis failure leaves it to the cache's 5 s TTL.
+    installationChanged: (installationId) => pubsub.publishSettled(TOPICS.analyticsInstallationChanged, { installationId }).catch(() => undefined),
   };
   const ingest = createIngest(shared);
   const api = createAnalyticsApi(shared);

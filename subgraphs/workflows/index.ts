@@ -67,7 +67,8 @@ export function createWorkflowServices(deps: SubgraphDeps): WorkflowServices {
     triggers,
     secrets,
     publicUrl: config.publicUrl,
-    onTriggersChanged: (workflowId) => pubsub.publish(TOPICS.workflowTriggersChanged, { workflowId }),
+    // Settled before the answer: the caller's next webhook call finds no stale registration.
+    onTriggersChanged: (workflowId) => pubsub.publishSettled(TOPICS.workflowTriggersChanged, { workflowId }),
   });
   const replies = new ReplyWaiter(pubsub);
   const executions = new ExecutionService({ dataSource, registry, starter, queue, pubsub, workflows, logger, replies });

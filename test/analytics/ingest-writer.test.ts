@@ -38,7 +38,7 @@ interface Served {
 }
 
 async function serve(options: IngestOptions): Promise<Served> {
-  const ingest = createIngest({ config, dataSource, redis, pubsub, logger, installationChanged: () => undefined }, options);
+  const ingest = createIngest({ config, dataSource, redis, pubsub, logger, installationChanged: async () => undefined }, options);
   const server: Server = createServer((req, res) => {
     void ingest.routes.handle(req, res, { principal: null, requestId: newId('req'), clientIp: CLIENT_IP, iat: Math.floor(Date.now() / 1000) });
   });

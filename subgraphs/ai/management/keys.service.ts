@@ -81,7 +81,7 @@ export class KeyService {
       lastUsedAt: null,
     };
     if (!(await this.o.keys.insertForPool(row))) throw new NotFoundError('Pool', args.poolId);
-    this.o.events.changed(row.workspaceId);
+    await this.o.events.changed(row.workspaceId);
     this.o.logger.info('ai gateway key created', { keyId: row.id, workspaceId: row.workspaceId, poolId: row.poolId });
     return { ...toAiKey(row), key };
   }
@@ -90,7 +90,7 @@ export class KeyService {
   async delete(ctx: RequestContext, id: string): Promise<AiDeletedRecord> {
     const row = await this.load(ctx, id, 'member');
     await this.o.keys.revoke(row.id, new Date());
-    this.o.events.changed(row.workspaceId);
+    await this.o.events.changed(row.workspaceId);
     this.o.logger.info('ai gateway key revoked', { keyId: row.id, workspaceId: row.workspaceId });
     return { id: row.id, deleted: true };
   }

@@ -77,7 +77,7 @@ export class PoolService {
       seen.add(key);
     });
     const stored = await this.o.pools.insert(pool, members);
-    this.o.events.changed(workspaceId);
+    await this.o.events.changed(workspaceId);
     this.o.logger.info('ai pool created', { poolId: pool.id, workspaceId, members: stored.length });
     const [answer] = await this.withMembers([pool], stored);
     return answer;
@@ -93,7 +93,7 @@ export class PoolService {
         activeKeys: outcome.activeKeys,
       });
     }
-    this.o.events.changed(pool.workspaceId);
+    await this.o.events.changed(pool.workspaceId);
     this.o.logger.info('ai pool deleted', { poolId: pool.id, workspaceId: pool.workspaceId });
     return { id: pool.id, deleted: true };
   }
@@ -112,7 +112,7 @@ export class PoolService {
       }
       throw err;
     }
-    this.o.events.changed(pool.workspaceId);
+    await this.o.events.changed(pool.workspaceId);
     return this.get(ctx, pool.id);
   }
 
@@ -145,7 +145,7 @@ export class PoolService {
   private async remove(ctx: RequestContext, poolId: string, member: { upstreamId: string } | { platformModelId: string }, what: string): Promise<AiPool> {
     const pool = await this.load(ctx, poolId, 'member');
     if (!(await this.o.pools.removeMember(pool.id, member))) throw new NotFoundError(what, pool.id);
-    this.o.events.changed(pool.workspaceId);
+    await this.o.events.changed(pool.workspaceId);
     return this.get(ctx, pool.id);
   }
 

@@ -81,7 +81,7 @@ export class UpstreamService {
       updatedAt: now,
     };
     await this.o.upstreams.insert(row);
-    this.o.events.changed(workspaceId);
+    await this.o.events.changed(workspaceId);
     this.o.logger.info('ai upstream created', { upstreamId: id, workspaceId, provider });
     return this.toApi(row);
   }
@@ -110,7 +110,7 @@ export class UpstreamService {
       updatedAt: now,
     };
     await this.o.upstreams.insert(row);
-    this.o.events.changed(input.workspaceId);
+    await this.o.events.changed(input.workspaceId);
     this.o.logger.info('ai upstream created from oauth', { upstreamId: id, workspaceId: input.workspaceId, provider: input.provider });
     return this.toApi(row);
   }
@@ -137,14 +137,14 @@ export class UpstreamService {
   async applyPatch(row: UpstreamEntity, patch: UpstreamPatch): Promise<AiUpstream> {
     const updatedAt = new Date();
     await this.o.upstreams.update(row.id, patch, updatedAt);
-    this.o.events.changed(row.workspaceId);
+    await this.o.events.changed(row.workspaceId);
     return this.toApi(Object.assign(row, patch, { updatedAt }));
   }
 
   async delete(ctx: RequestContext, id: string): Promise<AiDeletedRecord> {
     const row = await this.load(ctx, id, 'member');
     if (!(await this.o.upstreams.delete(row.id))) throw new NotFoundError('Upstream', id);
-    this.o.events.changed(row.workspaceId);
+    await this.o.events.changed(row.workspaceId);
     this.o.logger.info('ai upstream deleted', { upstreamId: row.id, workspaceId: row.workspaceId });
     return { id: row.id, deleted: true };
   }

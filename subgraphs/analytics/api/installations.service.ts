@@ -27,7 +27,7 @@ export interface InstallationServiceOptions {
   installations: InstallationRepository;
   publicUrl?: string;
   /** Told after an installation's domains changed or it was deleted (ingestion drops its cached copy). */
-  installationChanged(installationId: string): void;
+  installationChanged(installationId: string): Promise<void>;
 }
 
 /** `pk_` + 24 url-safe characters (144 random bits). */
@@ -105,7 +105,7 @@ export class InstallationService {
     const row = await this.load(ctx, id, 'member');
     const deleted = await this.o.installations.deleteWithData(row.id);
     if (!deleted) throw new NotFoundError('Installation', id);
-    this.o.installationChanged(row.id);
+    await this.o.installationChanged(row.id);
     return { id: row.id, deleted: true };
   }
 
@@ -119,7 +119,7 @@ export class InstallationService {
   private async save(row: InstallationEntity, patch: InstallationPatch, domainsChanged: boolean): Promise<AnalyticsInstallation> {
     const updatedAt = new Date();
     await this.o.installations.update(row.id, patch, updatedAt);
-    if (domainsChanged) this.o.installationChanged(row.id);
+    if (domainsChanged) await this.o.installationChanged(row.id);
     return toInstallation({ ...row, ...patch, updatedAt });
   }
 }

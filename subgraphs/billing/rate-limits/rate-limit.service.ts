@@ -26,7 +26,7 @@ export interface RateLimitServiceOptions {
   usage: RateLimitUsageReader;
   /** Read at each computation, so the plan default and overrides are those of the running process. */
   config: Pick<PlatformConfig, 'defaultPlan' | 'rateLimitOverrides'>;
-  pubsub: Pick<PlatformPubSub, 'publish'>;
+  pubsub: Pick<PlatformPubSub, 'publishSettled'>;
   logger: Logger;
   /** @defaultValue () => new Date() */
   now?: () => Date;
@@ -76,7 +76,8 @@ export class RateLimitService {
       if (attempt > 0) throw new Error(`Rate limits of workspace ${input.workspaceId} changed twice during a refresh`);
       row = await this.rowOf(input.workspaceId);
     }
-    this.pubsub.publish(TOPICS.rateLimitsChanged, { workspaceId: row.workspaceId } satisfies RateLimitsChangedEvent);
+    // Settled before the answer: the gateways apply the new limits from the caller's next request on.
+    await this.pubsub.publishSettled(TOPICS.rateLimitsChanged, { workspaceId: row.workspaceId } satisfies RateLimitsChangedEvent).catch(() => undefined);
     this.logger.info('rate limits refreshed', { workspaceId: row.workspaceId, plan: row.plan, limits: row.limits, userId: principal.userId });
     return toWorkspaceRateLimits(row, this.limitsOf(row), await this.usage.read(row.workspaceId, this.now().getTime()));
   }

@@ -21,7 +21,7 @@ export interface WorkflowServiceOptions {
   secrets: SecretParameters;
   publicUrl?: string;
   /** Told after a transaction that changed a workflow's live triggers commits (webhook routes drop their cache). */
-  onTriggersChanged?(workflowId: string): void;
+  onTriggersChanged?(workflowId: string): Promise<void>;
 }
 
 /**
@@ -162,7 +162,8 @@ export class WorkflowService {
   /** Runs a trigger-changing transaction, then (committed) tells the webhook routes to forget the workflow. */
   private async changingTriggers<T>(workflowId: string, run: () => Promise<T>): Promise<T> {
     const result = await run();
-    this.o.onTriggersChanged?.(workflowId);
+    // A Redis failure must not fail a committed change: the routes' 3 s cache bounds the staleness.
+    await this.o.onTriggersChanged?.(workflowId)?.catch(() => undefined);
     return result;
   }
 }
