@@ -17,7 +17,7 @@ describe('pub/sub connections', () => {
       client.on('reconnecting', () => (reconnects += 1));
       try {
         const subscribed = new Promise<unknown>((resolve) => client.once('connect', () => resolve(client.subscribe(`pubsub-test-${i}`).catch((err) => err))));
-        const late = new Promise((resolve) => setTimeout(() => resolve('no answer in 2 s'), 2000));
+        const late = new Promise((resolve) => setTimeout(() => resolve('no answer in 2 s'), 2000).unref());
         expect(await Promise.race([subscribed, late])).toBe(1);
         await new Promise((resolve) => setTimeout(resolve, 20));
         expect(reconnects).toBe(0);
@@ -69,4 +69,20 @@ describe('pub/sub connections', () => {
       await Promise.all([listener.close(), publisher.close()]);
     }
   });
+
+  it('publishSettled gives up after 2 s when Redis is unreachable, rather than holding the caller', async () => {
+    // Nothing listens on port 1: commands queue for a reconnect that never comes.
+    const pubsub = createPlatformPubSub('redis://127.0.0.1:1', `pubsub-test-${randomUUID()}`);
+    const started = Date.now();
+    try {
+      await expect(pubsub.publishSettled('changed', { userId: 'u_1' })).rejects.toThrow(/did not take/);
+      expect(Date.now() - started).toBeLessThan(4000);
+    } finally {
+      // Closing does not wait on a connection that never comes either.
+      const closing = Date.now();
+      await pubsub.close();
+      expect(Date.now() - closing).toBeLessThan(2000);
+    }
+  });
 });
+

@@ -50,7 +50,7 @@ export interface PlatformPubSub {
    * As publish, resolving once Redis has taken the message. Redis writes it to every subscriber's
    * connection before it answers the publisher, so an answer sent after this resolves cannot
    * reach anyone ahead of the message: invalidations that a caller's next request depends on
-   * (a new membership, a revoked key) use this before answering.
+   * (a new membership, a revoked key) use this before answering. Rejects after 2 s without Redis.
    */
   publishSettled(topic: string, payload: unknown, id?: string): Promise<void>;
   /** Calls `handler` for every event of the topic until the returned function is called. */
@@ -65,6 +65,9 @@ export interface PlatformPubSub {
  * losing what was published meanwhile (redis/ioredis#2037, fixed in 6.0). A subscriber
  * connection needs neither step.
  */
+/** How long publishSettled waits for Redis before giving up (the message still goes once Redis is back). */
+const SETTLE_TIMEOUT_MS = 2000;
+
 export const SUBSCRIBER_OPTIONS = { enableReadyCheck: false, disableClientInfo: true } as const;
 
 /**
@@ -94,7 +97,17 @@ export function createPlatformPubSub(redisUrl: string, prefix: string): Platform
     },
     async publishSettled(topic, payload, id) {
       // The channel and encoding createPubSub and the Redis event target use.
-      await publishClient.publish(id === undefined ? channel(topic) : `${channel(topic)}:${id}`, JSON.stringify(payload ?? null));
+      const published = publishClient.publish(id === undefined ? channel(topic) : `${channel(topic)}:${id}`, JSON.stringify(payload ?? null));
+      // Commands wait for a reconnect (maxRetriesPerRequest: null): a Redis outage must not hold the caller's answer.
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`Redis did not take the ${topic} message within ${SETTLE_TIMEOUT_MS} ms`)), SETTLE_TIMEOUT_MS);
+      });
+      try {
+        await Promise.race([published, late]);
+      } finally {
+        clearTimeout(timer);
+      }
     },
     on(topic, handler, id) {
       const iterable = innerAny.subscribe(channel(topic), id);
@@ -117,7 +130,11 @@ export function createPlatformPubSub(redisUrl: string, prefix: string): Platform
       };
     },
     async close() {
-      await Promise.allSettled([publishClient.quit(), subscribeClient.quit()]);
+      // QUIT waits for a connection; during a Redis outage there is none, so a stop must not wait on it.
+      const quit = Promise.allSettled([publishClient.quit(), subscribeClient.quit()]);
+      await Promise.race([quit, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
+      publishClient.disconnect();
+      subscribeClient.disconnect();
     },
   };
 }
