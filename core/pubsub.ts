@@ -47,9 +47,9 @@ export interface PlatformPubSub {
   readonly graphql: TypeGraphQLPubSub;
   publish(topic: string, payload: unknown, id?: string): void;
   /**
-   * As publish, resolving once Redis has taken the message. Redis writes it to every subscriber's
-   * connection before it answers the publisher, so an answer sent after this resolves cannot
-   * reach anyone ahead of the message: invalidations that a caller's next request depends on
+   * As publish, resolving once Redis has taken the message. Redis queues it to every subscriber's
+   * connection in the same step as its answer to the publisher, so an answer sent after this
+   * resolves is not ahead of the message: invalidations that a caller's next request depends on
    * (a new membership, a revoked key) use this before answering. Rejects after 2 s without Redis.
    */
   publishSettled(topic: string, payload: unknown, id?: string): Promise<void>;
