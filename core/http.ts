@@ -80,6 +80,15 @@ export function answerClientError(err: Error & { code?: string }, socket: Duplex
   }
 }
 
+/** Aborts when the response's connection closes before the response was finished: the caller went away. */
+export function callerGoneSignal(res: ServerResponse): AbortSignal {
+  const gone = new AbortController();
+  res.once('close', () => {
+    if (!res.writableFinished) gone.abort();
+  });
+  return gone.signal;
+}
+
 /** The caller's address: the socket's peer (proxies are not trusted unless configured). */
 export function clientAddress(req: IncomingMessage): string {
   return req.socket.remoteAddress ?? 'unknown';

@@ -15,7 +15,7 @@ import { closeOnce, closeServer } from '../lifecycle';
 import { DomainError } from '../errors';
 import { maskError } from '../errors/mask';
 import { newId } from '../ids';
-import { answerClientError, errorBody, readBody, sendError, sendJson } from '../http';
+import { answerClientError, callerGoneSignal, errorBody, readBody, sendError, sendJson } from '../http';
 import { ENVELOPE_HEADER, verifyEnvelope, type Envelope } from '../principal';
 import { createRedis } from '../redis';
 import { buildFederatedSchema } from './build-schema';
@@ -165,11 +165,7 @@ export async function startSubgraph<S, L extends Record<string, unknown>>(
           return sendError(res, 'BAD_REQUEST', 'Body is not valid JSON', requestId);
         }
       }
-      const callerGone = new AbortController();
-      res.once('close', () => {
-        if (!res.writableFinished) callerGone.abort();
-      });
-      return sendJson(res, 200, { data: await route({ body, envelope, req, signal: callerGone.signal }) });
+      return sendJson(res, 200, { data: await route({ body, envelope, req, signal: callerGoneSignal(res) }) });
     }
     return sendError(res, 'ROUTE_NOT_FOUND', `No route ${req.method} ${pathname}`, requestId);
   };

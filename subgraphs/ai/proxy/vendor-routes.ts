@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { callerGoneSignal } from '../../../core/http';
 import type { Envelope } from '../../../core/principal';
 import type { RawHttpRoutes } from '../../../core/subgraph';
 import { GATEWAY_KEY_PREFIX } from '../model/shared';
@@ -91,10 +92,7 @@ export function createVendorRoutes(services: ProxyServices): RawHttpRoutes {
       op.kind === 'model' ? op.id : ('model' in op && op.model) || '',
       route.limited ? { keyId: key.id, tokens: key.tokensPerMinute !== null, spend: key.monthlyBudgetUsd !== null } : null,
     );
-    const clientAbort = new AbortController();
-    res.once('close', () => {
-      if (!res.writableFinished) clientAbort.abort();
-    });
+    const clientGone = callerGoneSignal(res);
     const ctx: ResponderContext = {
       res,
       exchange,
@@ -104,7 +102,7 @@ export function createVendorRoutes(services: ProxyServices): RawHttpRoutes {
       canonical: () => null,
       storeConversation: false,
       requestBody: null,
-      clientGone: () => clientAbort.signal.aborted,
+      clientGone: () => clientGone.aborted,
     };
 
     let body: Json | null = null;
@@ -143,11 +141,11 @@ export function createVendorRoutes(services: ProxyServices): RawHttpRoutes {
         case 'model':
           return serveModels(ctx, route, op, services);
         case 'count_tokens':
-          return await countTokens(services, ctx, target, route, { json: body!, raw }, op.model!, clientAbort.signal);
+          return await countTokens(services, ctx, target, route, { json: body!, raw }, op.model!, clientGone);
         case 'embeddings':
-          return await embeddings(services, ctx, target, route, { json: body!, raw }, op, clientAbort.signal);
+          return await embeddings(services, ctx, target, route, { json: body!, raw }, op, clientGone);
         case 'chat':
-          return await chat(services, ctx, target, route, { json: body!, raw }, op, clientAbort.signal);
+          return await chat(services, ctx, target, route, { json: body!, raw }, op, clientGone);
       }
     } catch (err) {
       if (err instanceof ProtocolError) return sendVendorError(ctx, 'invalid_request', err.message);
