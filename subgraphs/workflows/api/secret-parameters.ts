@@ -55,12 +55,9 @@ export class SecretParameters {
   /** One stored node's parameters with its sealed secrets opened, to use them. Throws SealedSecretError. */
   open(node: WorkflowNode, workflowId: string): Record<string, unknown> {
     return this.mapSecrets([node], (n, path, value) => {
-      if (!value.startsWith(SEALED)) return value;
-      try {
-        return decrypt(this.key, value.slice(SEALED.length), aadOf(workflowId, n.id, path)).toString('utf8');
-      } catch {
-        throw new SealedSecretError(n.id, path.join('.'));
-      }
+      const opened = this.unseal(value, workflowId, n.id, path);
+      if (opened === null) throw new SealedSecretError(n.id, path.join('.'));
+      return opened;
     })[0].parameters;
   }
 
@@ -69,14 +66,17 @@ export class SecretParameters {
    * no longer opens counts as none stored (the placeholder): the update must send it anew.
    */
   openAll(nodes: WorkflowNode[], workflowId: string): WorkflowNode[] {
-    return this.mapSecrets(nodes, (node, path, value) => {
-      if (!value.startsWith(SEALED)) return value;
-      try {
-        return decrypt(this.key, value.slice(SEALED.length), aadOf(workflowId, node.id, path)).toString('utf8');
-      } catch {
-        return SECRET_PLACEHOLDER;
-      }
-    });
+    return this.mapSecrets(nodes, (node, path, value) => this.unseal(value, workflowId, node.id, path) ?? SECRET_PLACEHOLDER);
+  }
+
+  /** A stored value opened: a sealed one decrypted (null when it does not open), any other as it is. */
+  private unseal(value: string, workflowId: string, nodeId: string, path: string[]): string | null {
+    if (!value.startsWith(SEALED)) return value;
+    try {
+      return decrypt(this.key, value.slice(SEALED.length), aadOf(workflowId, nodeId, path)).toString('utf8');
+    } catch {
+      return null;
+    }
   }
 
   /** `nodes` with `fn` applied to every secret string; untouched nodes are returned as they are. */
@@ -105,21 +105,17 @@ export class SecretParameters {
    * naming the node and field rather than a secret of that text.
    */
   restore(nodes: WorkflowNode[], previous: WorkflowNode[]): WorkflowNode[] {
-    return nodes.map((node) => {
-      let parameters = node.parameters;
-      for (const path of this.pathsOf(node.type)) {
-        if (valueAt(parameters, path) !== SECRET_PLACEHOLDER) continue;
-        const before = previous.find((p) => p.id === node.id && p.type === node.type);
-        const stored = before ? valueAt(before.parameters, path) : undefined;
-        if (typeof stored !== 'string' || stored === SECRET_PLACEHOLDER) {
-          throw new ValidationError(`Node ${node.id}: parameters.${path.join('.')} is the placeholder of a stored secret, and this node has none stored there; send the secret itself`, {
-            nodeId: node.id,
-            field: `parameters.${path.join('.')}`,
-          });
-        }
-        parameters = withValueAt(parameters, path, stored);
+    return this.mapSecrets(nodes, (node, path, value) => {
+      if (value !== SECRET_PLACEHOLDER) return value;
+      const before = previous.find((p) => p.id === node.id && p.type === node.type);
+      const stored = before ? valueAt(before.parameters, path) : undefined;
+      if (typeof stored !== 'string' || stored === SECRET_PLACEHOLDER) {
+        throw new ValidationError(`Node ${node.id}: parameters.${path.join('.')} is the placeholder of a stored secret, and this node has none stored there; send the secret itself`, {
+          nodeId: node.id,
+          field: `parameters.${path.join('.')}`,
+        });
       }
-      return parameters === node.parameters ? node : { ...node, parameters };
+      return stored;
     });
   }
 
