@@ -47,11 +47,13 @@ export function createPlaygroundEngine(services: ProxyServices): PlaygroundEngin
       throw new ValidationError(`The model '${model}' is not served by this ${input.poolId ? 'pool' : 'upstream'}`, { field: 'model' });
     }
     const signal = input.signal ?? NEVER;
-    const outcome = await forwardWithFailover(services.failover, exchange, target.candidates, target.maxAttempts, signal, build);
-    if (outcome.kind === 'failed' && outcome.failure.kind === 'client_gone') {
+    /** The caller hung up, before or during the answer: recorded as 499, nothing metered. */
+    const callerGone = (): never => {
       exchange.finish(services.recorder, 499, 'The caller went away');
       throw new UnavailableError('The caller went away before the upstream answered');
-    }
+    };
+    const outcome = await forwardWithFailover(services.failover, exchange, target.candidates, target.maxAttempts, signal, build);
+    if (outcome.kind === 'failed' && outcome.failure.kind === 'client_gone') callerGone();
     if (outcome.kind === 'failed') {
       const error = failureError(outcome.failure);
       exchange.finish(services.recorder, error.status, error.message);
@@ -70,10 +72,7 @@ export function createPlaygroundEngine(services: ProxyServices): PlaygroundEngin
       exchange.firstByte();
       result = read(JSON.parse(raw.toString('utf8')), committed.candidate);
     } catch (err) {
-      if (signal.aborted) {
-        exchange.finish(services.recorder, 499, 'The caller went away');
-        throw new UnavailableError('The caller went away before the upstream answered');
-      }
+      if (signal.aborted) callerGone();
       const message = err instanceof UpstreamFormatError || err instanceof SyntaxError ? `The upstream answer could not be read: ${err.message}` : `The upstream answer failed: ${(err as Error).message}`;
       exchange.finish(services.recorder, 502, message);
       throw new DomainError('UPSTREAM_UNAVAILABLE', message);
