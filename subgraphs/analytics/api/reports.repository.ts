@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { preparedQuery } from '../../../core/database';
-import { ROLLED_DIMENSIONS } from '../rollup/session-days';
+import { BREAKDOWN_GROUPING, ROLLED_DIMENSIONS } from '../rollup/session-days';
 import { reportQuery } from './report-query';
 
 /**
@@ -88,8 +88,8 @@ const STRIDES: Record<Exclude<Interval, 'month'>, string> = { minute: '1 minute'
 const EVENT_COLUMNS = `ts, event_id, kind, name, visitor_id, session_id, user_id, hostname, path, query, referrer, referrer_domain,
   utm_source, utm_medium, utm_campaign, browser, os, device, screen_width, props`;
 
-/** Column of each breakdown; fixed strings, never caller input. The rollup keeps the same ones. */
-const BREAKDOWN_COLUMNS: Record<Breakdown, string> = ROLLED_DIMENSIONS;
+// The rollup's breakdowns (and their columns, BREAKDOWN_GROUPING) are the stats' breakdowns: checked when compiling.
+ROLLED_DIMENSIONS satisfies Record<Breakdown, string>;
 
 /** Where each metric comes from and how a bucket's value is computed; fixed strings, never caller input. */
 const METRIC_SQL: Record<Metric, { table: 'events' | 'sessions'; where: string; value: string }> = {
@@ -238,8 +238,6 @@ export class ReportRepository {
    * SETS, one set per column, hashed); sessions without a value are left out, `limit` per breakdown.
    */
   private breakdowns(installationId: string, days: string[], [starts, ends]: [Date[], Date[]], limit: number): Promise<BreakdownRow[]> {
-    const columns = BREAKDOWNS.map((b) => BREAKDOWN_COLUMNS[b]);
-    const dimension = `CASE ${BREAKDOWNS.map((b) => `WHEN GROUPING(${BREAKDOWN_COLUMNS[b]}) = 0 THEN '${b}'`).join(' ')} END`;
     return reportQuery<BreakdownRow>(
       this.dataSource,
       `WITH parts AS (
@@ -248,11 +246,11 @@ export class ReportRepository {
           WHERE installation_id = $1 AND day = ANY($2::date[]) AND dimension <> ''
           GROUP BY 1, 2
          UNION ALL
-         SELECT ${dimension}, COALESCE(${columns.join(', ')}), count(*)
+         SELECT ${BREAKDOWN_GROUPING.dimension}, ${BREAKDOWN_GROUPING.value}, count(*)
            FROM analytics.sessions s
            JOIN unnest($3::timestamptz[], $4::timestamptz[]) AS r(lo, hi) ON s.started_at >= r.lo AND s.started_at < r.hi
           WHERE s.installation_id = $1
-          GROUP BY GROUPING SETS (${columns.map((c) => `(${c})`).join(', ')})
+          GROUP BY GROUPING SETS (${BREAKDOWN_GROUPING.sets})
        )
        SELECT dimension, value, sessions FROM (
          SELECT dimension, value, sum(n)::int AS sessions, row_number() OVER (PARTITION BY dimension ORDER BY sum(n) DESC, value) AS rank

@@ -43,9 +43,19 @@ export const ROLLED_DIMENSIONS = {
 } as const;
 
 const columns = Object.values(ROLLED_DIMENSIONS);
-const dimensionOf = `CASE ${Object.entries(ROLLED_DIMENSIONS)
-  .map(([name, column]) => `WHEN GROUPING(${column}) = 0 THEN '${name}'`)
-  .join(' ')} ELSE '' END`;
+
+/**
+ * SQL pieces of a breakdown scan of analytics.sessions by `GROUP BY GROUPING SETS (…sets)`: each
+ * row's breakdown name (`dimension`; '' for the empty set) and its value (`value`; null for a
+ * session without one). The rollup and the stats' scan of the partial days both use them.
+ */
+export const BREAKDOWN_GROUPING = {
+  dimension: `CASE ${Object.entries(ROLLED_DIMENSIONS)
+    .map(([name, column]) => `WHEN GROUPING(${column}) = 0 THEN '${name}'`)
+    .join(' ')} ELSE '' END`,
+  value: `COALESCE(${columns.join(', ')})`,
+  sets: columns.map((c) => `(${c})`).join(', '),
+} as const;
 
 /**
  * One day's rows from its sessions: the totals (grouping set (), dimension '') and each breakdown
@@ -54,12 +64,12 @@ const dimensionOf = `CASE ${Object.entries(ROLLED_DIMENSIONS)
 const ROLL_UP_DAY_SQL = `
   INSERT INTO analytics.session_days (installation_id, day, dimension, value, sessions, visitors, bounces, duration_seconds)
   SELECT $1, $2::date, dimension, value, sessions, visitors, bounces, duration_seconds FROM (
-    SELECT ${dimensionOf} AS dimension, COALESCE(${columns.join(', ')}, '') AS value,
+    SELECT ${BREAKDOWN_GROUPING.dimension} AS dimension, COALESCE(${BREAKDOWN_GROUPING.value}, '') AS value,
            count(*)::int AS sessions, count(DISTINCT visitor_id)::int AS visitors, (count(*) FILTER (WHERE pageviews <= 1))::int AS bounces,
            COALESCE(sum(EXTRACT(EPOCH FROM last_seen_at - started_at)), 0)::float8 AS duration_seconds
       FROM analytics.sessions
      WHERE installation_id = $1 AND started_at >= ($2::date)::timestamp AT TIME ZONE 'UTC' AND started_at < ($2::date + 1)::timestamp AT TIME ZONE 'UTC'
-     GROUP BY GROUPING SETS ((), ${columns.map((c) => `(${c})`).join(', ')})
+     GROUP BY GROUPING SETS ((), ${BREAKDOWN_GROUPING.sets})
   ) rolled
   WHERE dimension = '' OR value IS DISTINCT FROM ''`;
 
