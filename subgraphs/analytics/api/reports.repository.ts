@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { preparedQuery } from '../../../core/database';
-import { BREAKDOWN_GROUPING, ROLLED_DIMENSIONS } from '../rollup/session-days';
+import { BREAKDOWN_GROUPING, ROLLED_DIMENSIONS, SESSION_AGGREGATES } from '../rollup/session-days';
 import { reportQuery } from './report-query';
 
 /**
@@ -215,18 +215,18 @@ export class ReportRepository {
     const [row] = await reportQuery<SessionTotals>(
       this.dataSource,
       `WITH parts AS (
-         SELECT sessions::bigint AS n, visitors::bigint AS v, bounces::bigint AS b, duration_seconds AS d
+         SELECT sessions, visitors, bounces, duration_seconds
            FROM analytics.session_days
           WHERE installation_id = $1 AND day = ANY($2::date[]) AND dimension = ''
          UNION ALL
-         SELECT count(*), count(DISTINCT visitor_id), count(*) FILTER (WHERE pageviews <= 1), sum(EXTRACT(EPOCH FROM last_seen_at - started_at))::float8
+         SELECT ${SESSION_AGGREGATES}
            FROM analytics.sessions s
            JOIN unnest($3::timestamptz[], $4::timestamptz[]) AS r(lo, hi) ON s.started_at >= r.lo AND s.started_at < r.hi
           WHERE s.installation_id = $1
           GROUP BY date_trunc('day', s.started_at AT TIME ZONE 'UTC')
        )
-       SELECT COALESCE(sum(n), 0)::int AS sessions, COALESCE(sum(v), 0)::int AS visitors, COALESCE(sum(b), 0)::int AS bounces,
-              (sum(d) / NULLIF(sum(n), 0))::float8 AS "durationSeconds"
+       SELECT COALESCE(sum(sessions), 0)::int AS sessions, COALESCE(sum(visitors), 0)::int AS visitors, COALESCE(sum(bounces), 0)::int AS bounces,
+              (sum(duration_seconds) / NULLIF(sum(sessions), 0))::float8 AS "durationSeconds"
          FROM parts`,
       [installationId, days, starts, ends],
     );

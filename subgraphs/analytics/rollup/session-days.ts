@@ -58,15 +58,21 @@ export const BREAKDOWN_GROUPING = {
 } as const;
 
 /**
+ * What the stats count of a group of sessions, as the columns of session_days: sessions, distinct
+ * visitors, bounces (at most one pageview) and summed duration (last_seen_at - started_at). The
+ * rollup stores them; the stats compute them the same way for the days they read from the sessions.
+ */
+export const SESSION_AGGREGATES = `count(*)::int AS sessions, count(DISTINCT visitor_id)::int AS visitors, (count(*) FILTER (WHERE pageviews <= 1))::int AS bounces,
+           COALESCE(sum(EXTRACT(EPOCH FROM last_seen_at - started_at)), 0)::float8 AS duration_seconds`;
+
+/**
  * One day's rows from its sessions: the totals (grouping set (), dimension '') and each breakdown
  * value (sessions without a value are left out). $1 installation, $2 day.
  */
 const ROLL_UP_DAY_SQL = `
   INSERT INTO analytics.session_days (installation_id, day, dimension, value, sessions, visitors, bounces, duration_seconds)
   SELECT $1, $2::date, dimension, value, sessions, visitors, bounces, duration_seconds FROM (
-    SELECT ${BREAKDOWN_GROUPING.dimension} AS dimension, COALESCE(${BREAKDOWN_GROUPING.value}, '') AS value,
-           count(*)::int AS sessions, count(DISTINCT visitor_id)::int AS visitors, (count(*) FILTER (WHERE pageviews <= 1))::int AS bounces,
-           COALESCE(sum(EXTRACT(EPOCH FROM last_seen_at - started_at)), 0)::float8 AS duration_seconds
+    SELECT ${BREAKDOWN_GROUPING.dimension} AS dimension, COALESCE(${BREAKDOWN_GROUPING.value}, '') AS value, ${SESSION_AGGREGATES}
       FROM analytics.sessions
      WHERE installation_id = $1 AND started_at >= ($2::date)::timestamp AT TIME ZONE 'UTC' AND started_at < ($2::date + 1)::timestamp AT TIME ZONE 'UTC'
      GROUP BY GROUPING SETS ((), ${BREAKDOWN_GROUPING.sets})
